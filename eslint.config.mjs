@@ -1,0 +1,77 @@
+// Lint rules: strict TypeScript habits everywhere, and determinism guards for workflow code.
+import { builtinModules } from 'node:module';
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import prettier from 'eslint-config-prettier/flat';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+
+export default tseslint.config(
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      '.data/**',
+      '.tools/**',
+      '.test-data/**',
+      'eslint.config.mjs',
+      'scripts/**/*.js',
+    ],
+  },
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/ignore': ['node_modules'],
+    },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/only-throw-error': 'off',
+      // Route handlers and cleanups are async by contract, whether or not they await.
+      '@typescript-eslint/require-await': 'off',
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, and nothing from the
+    // API process except types.
+    files: ['workers/workflows/**/*.ts', 'workers/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflow code must stay deterministic: no Node built-ins.',
+          })),
+          patterns: [
+            {
+              group: [
+                '**/src/**',
+                '**/activities/**',
+                '@temporalio/client',
+                '@temporalio/worker',
+                '@temporalio/activity',
+              ],
+              allowTypeImports: true,
+              message: 'Workflow code may import only types from the API, activities or client packages.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unused-expressions': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  prettier,
+);

@@ -1,0 +1,106 @@
+/** API keys of the caller's workspace (CONTRACT §3): admin scope; the key itself is shown once. */
+import { z } from 'zod';
+import { notFound } from '../errors';
+import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type ApiKeyRecord } from '../store/api-keys';
+import { decodeCursor, isString, pageOf } from './cursor';
+import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { timestamp } from './schemas';
+
+const apiKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    scopes: z.array(z.enum(SCOPES)),
+    prefix: z.string().meta({ description: 'The first characters of the key, to tell keys apart.' }),
+    created_at: timestamp,
+    last_used_at: timestamp.nullable(),
+    revoked_at: timestamp.nullable(),
+  })
+  .meta({ id: 'ApiKey' });
+
+const createdApiKeySchema = apiKeySchema
+  .extend({ key: z.string().meta({ description: 'The key: shown only in this response.' }) })
+  .meta({ id: 'CreatedApiKey' });
+
+const createBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  scopes: z
+    .array(z.enum(SCOPES))
+    .min(1)
+    .max(3)
+    .meta({ description: 'read: every GET; write: read + changes; admin: write + API keys.' }),
+});
+
+export function toApiKeyView(record: ApiKeyRecord) {
+  return {
+    id: record.id,
+    name: record.name,
+    scopes: record.scopes,
+    prefix: record.prefix,
+    created_at: record.created_at.toISOString(),
+    last_used_at: record.last_used_at?.toISOString() ?? null,
+    revoked_at: record.revoked_at?.toISOString() ?? null,
+  };
+}
+
+export function apiKeyRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/api-keys',
+      operationId: 'createApiKey',
+      summary: 'Create an API key (shown once)',
+      tag: 'API keys',
+      auth: 'admin',
+      body: createBody,
+      bodyRequired: true,
+      responses: { 201: { description: 'Created; `key` is shown only here', schema: createdApiKeySchema } },
+      errors: [],
+      handler: async ({ services, auth, body }) => {
+        const { record, key } = await createApiKey(services.db, {
+          workspaceId: auth.workspaceId,
+          name: body.name,
+          scopes: [...new Set(body.scopes)],
+        });
+        return { status: 201, body: { ...toApiKeyView(record), key } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/api-keys',
+      operationId: 'listApiKeys',
+      summary: "List the workspace's API keys (never the keys themselves)",
+      tag: 'API keys',
+      auth: 'admin',
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: { 200: { description: 'A page of keys', schema: paginated(apiKeySchema, 'ApiKeyList') } },
+      errors: [400],
+      handler: async ({ services, auth, query }) => {
+        const scope = ['api-keys', auth.workspaceId];
+        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
+        const rows = await listApiKeys(services.db, auth.workspaceId, {
+          limit: query.limit + 1,
+          ...(afterId ? { afterId } : {}),
+        });
+        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toApiKeyView) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/api-keys/{id}',
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key (it answers 401 at once)',
+      tag: 'API keys',
+      auth: 'admin',
+      params: z.object({ id: z.string() }),
+      responses: { 204: { description: 'Revoked' } },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        if (!(await revokeApiKey(services.db, auth.workspaceId, params.id))) {
+          throw notFound('api_key_not_found', `No API key '${params.id}' in this workspace.`);
+        }
+        return { status: 204 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,170 @@
+/**
+ * One declaration per endpoint: method, path, scope, zod schemas for params, query and body, and the
+ * responses. The same declaration registers the Koa route (validation, auth, rate limit, body parsing)
+ * and describes the operation in the OpenAPI document, so the two cannot drift apart.
+ */
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import type { AppError } from '../errors';
+import { invalidRequest } from '../errors';
+import type { AuthContext } from '../http/auth';
+import { readJsonBody } from '../http/body';
+import type { Scope } from '../store/api-keys';
+import { zodDetails } from '../definitions/validate';
+import type { Services } from '../services';
+
+export type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface RouteContext<P, Q, B> {
+  koa: Koa.Context;
+  services: Services;
+  params: P;
+  query: Q;
+  body: B;
+  /** The raw request body (empty without one): signatures are computed over these bytes. */
+  rawBody: Buffer;
+  /** Undefined on unauthenticated routes. */
+  auth: AuthContext;
+  requestId: string;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+export interface RouteDefinition<
+  P extends z.ZodType | undefined,
+  Q extends z.ZodType | undefined,
+  B extends z.ZodType | undefined,
+> {
+  method: Method;
+  /** OpenAPI form: /v1/workflows/{id} */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** The scope the key needs; 'none' for unauthenticated endpoints (health, OpenAPI, inbound hooks). */
+  auth: Scope | 'none';
+  params?: P;
+  query?: Q;
+  body?: B;
+  /**
+   * 'schema' (default): the body must match `body` or the request is a 400 `invalid_request`.
+   * 'handler': the handler validates the body itself (definitions, trigger input) with its own error code.
+   */
+  bodyValidation?: 'schema' | 'handler';
+  bodyRequired?: boolean;
+  responses: Record<number, ResponseSpec>;
+  /** Error statuses this endpoint can answer, documented with the error body. */
+  errors: number[];
+  handler: (ctx: RouteContext<Infer<P>, Infer<Q>, Infer<B>>) => Promise<RouteResult>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDefinition<any, any, any>;
+
+export function defineRoute<
+  P extends z.ZodType | undefined = undefined,
+  Q extends z.ZodType | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(route: RouteDefinition<P, Q, B>): AnyRoute {
+  return route as AnyRoute;
+}
+
+export function koaPath(openApiPath: string): string {
+  return openApiPath.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function parseWith<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+  where: string,
+  error: (details: ReturnType<typeof zodDetails>) => AppError,
+): z.output<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success)
+    throw error(zodDetails(parsed.error).map((d) => ({ ...d, path: `${where}${d.path}` })));
+  return parsed.data;
+}
+
+export interface RouteMiddleware {
+  authenticate(ctx: Koa.Context, scope: Scope): Promise<AuthContext>;
+  rateLimit(ctx: Koa.Context, auth: AuthContext): void;
+}
+
+export function registerRoutes(
+  router: Router,
+  routes: AnyRoute[],
+  services: Services,
+  middleware: RouteMiddleware,
+): void {
+  for (const route of routes) {
+    router[route.method](koaPath(route.path), async (ctx: Koa.Context) => {
+      const auth = route.auth === 'none' ? undefined : await middleware.authenticate(ctx, route.auth);
+      if (auth) middleware.rateLimit(ctx, auth);
+      const params: unknown = route.params
+        ? parseWith(route.params, ctx.params, '/path', (d) => invalidRequest('Invalid path parameter.', d))
+        : undefined;
+      const query: unknown = route.query
+        ? parseWith(route.query, ctx.query, '/query', (d) =>
+            invalidRequest(`Invalid query: ${d[0]?.path} ${d[0]?.message}.`, d),
+          )
+        : undefined;
+      const wantsBody = route.method === 'post' || route.method === 'put';
+      const body = wantsBody
+        ? await readJsonBody(ctx, services.config.bodyLimitBytes)
+        : { present: false, raw: Buffer.alloc(0), value: undefined };
+      if (route.bodyRequired && !body.present)
+        throw invalidRequest('This endpoint needs a JSON body.', [{ path: '', message: 'is required' }]);
+      let value = body.value;
+      if (route.body && route.bodyValidation !== 'handler' && (body.present || route.bodyRequired)) {
+        value = parseWith(route.body, body.value, '', (d) =>
+          invalidRequest(`Invalid body: ${d[0]?.path || '/'} ${d[0]?.message}.`, d),
+        );
+      }
+      const result = await route.handler({
+        koa: ctx,
+        services,
+        params,
+        query,
+        body: value,
+        rawBody: body.raw,
+        auth: auth as AuthContext,
+        requestId: String(ctx.state['requestId'] ?? ''),
+      });
+      ctx.status = result.status;
+      if (result.headers) ctx.set(result.headers);
+      if (result.body !== undefined) ctx.body = result.body;
+    });
+  }
+}
+
+/** Query `limit` (CONTRACT §1): default 20, at most 100. */
+export const limitParam = z.coerce
+  .number()
+  .int('must be an integer')
+  .min(1, 'must be at least 1')
+  .max(100, 'must be at most 100')
+  .default(20)
+  .meta({ description: 'Page size (1-100, default 20).' });
+
+export const cursorParam = z
+  .string()
+  .min(1)
+  .max(4096)
+  .optional()
+  .meta({ description: 'The next_cursor of the previous page.' });
+
+export const paginated = <T extends z.ZodType>(item: T, id: string) =>
+  z.object({ data: z.array(item), next_cursor: z.string().nullable() }).meta({ id });

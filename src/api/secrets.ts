@@ -1,0 +1,97 @@
+/** Workspace secrets (CONTRACT §9): write-only values, encrypted at rest, usable as {{ secrets.NAME }}. */
+import { z } from 'zod';
+import { notFound } from '../errors';
+import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
+import { decodeCursor, isString, pageOf } from './cursor';
+import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { timestamp } from './schemas';
+
+const nameParams = z.object({ name: z.string() });
+const secretSchema = z
+  .object({ name: z.string(), created_at: timestamp, updated_at: timestamp })
+  .meta({ id: 'Secret' });
+
+const secretNotFound = (name: string) => notFound('not_found', `No secret '${name}' in this workspace.`);
+
+export function secretRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'put',
+      path: '/v1/secrets/{name}',
+      operationId: 'putSecret',
+      summary: 'Create or replace a secret',
+      description:
+        'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API.',
+      tag: 'Secrets',
+      auth: 'write',
+      params: nameParams,
+      body: z.strictObject({
+        value: z.string().min(3, 'must be at least 3 characters').max(65_536),
+      }),
+      bodyRequired: true,
+      responses: { 204: { description: 'Stored' } },
+      errors: [],
+      handler: async ({ services, auth, params, body }) => {
+        if (!SECRET_NAME_PATTERN.test(params.name)) {
+          throw notFound(
+            'not_found',
+            `'${params.name}' is not a valid secret name (letters, digits and "_", not starting with a digit).`,
+          );
+        }
+        await putSecret(services.db, services.cipher, auth.workspaceId, params.name, body.value);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/secrets',
+      operationId: 'listSecrets',
+      summary: 'List secret names (never values)',
+      tag: 'Secrets',
+      auth: 'read',
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: {
+        200: { description: 'A page of secrets, by name', schema: paginated(secretSchema, 'SecretList') },
+      },
+      errors: [400],
+      handler: async ({ services, auth, query }) => {
+        const scope = ['secrets', auth.workspaceId];
+        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
+        const rows = await listSecrets(services.db, auth.workspaceId, {
+          limit: query.limit + 1,
+          ...(after ? { after } : {}),
+        });
+        return {
+          status: 200,
+          body: pageOf(
+            rows,
+            query.limit,
+            (row) => row.name,
+            scope,
+            (row) => ({
+              name: row.name,
+              created_at: row.created_at.toISOString(),
+              updated_at: row.updated_at.toISOString(),
+            }),
+          ),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/secrets/{name}',
+      operationId: 'deleteSecret',
+      summary: 'Delete a secret',
+      tag: 'Secrets',
+      auth: 'write',
+      params: nameParams,
+      responses: { 204: { description: 'Deleted' } },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        if (!(await deleteSecret(services.db, auth.workspaceId, params.name)))
+          throw secretNotFound(params.name);
+        return { status: 204 };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,253 @@
+/** Workflows (CONTRACT §4): versioned definitions, and the trigger that starts an execution. */
+import { z } from 'zod';
+import { AppError, invalidRequest, notFound } from '../errors';
+import { parseDefinition } from '../definitions/validate';
+import { definitionSchema, workflowIdSchema, type Definition } from '../definitions/schema';
+import { triggerExecution } from '../executions/trigger';
+import {
+  createWorkflow,
+  deleteWorkflow,
+  getWorkflowVersion,
+  listWorkflows,
+  listWorkflowVersions,
+  saveWorkflowVersion,
+  type WorkflowListing,
+  type WorkflowVersionRecord,
+} from '../store/workflows';
+import type { Services } from '../services';
+import { decodeCursor, isString, pageOf } from './cursor';
+import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { acceptedSchema, timestamp } from './schemas';
+
+const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
+
+const workflowListItemSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    trigger: z.object({ type: triggerTypeSchema }),
+    version: z.number().int().meta({ description: 'The latest version.' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'WorkflowListItem' });
+
+const workflowSchema = definitionSchema
+  .extend({
+    version: z.number().int(),
+    created_at: timestamp.meta({ description: 'When the workflow was created (version 1).' }),
+    updated_at: timestamp.meta({ description: 'When its latest version was saved.' }),
+    version_created_at: timestamp.meta({ description: 'When this version was saved.' }),
+    latest_version: z.number().int(),
+    versions: z.array(z.object({ version: z.number().int(), created_at: timestamp })),
+  })
+  .meta({ id: 'Workflow' });
+
+const idParams = z.object({ id: z.string() });
+const versionParam = z.coerce
+  .number()
+  .int('must be an integer')
+  .min(1, 'must be at least 1')
+  .max(2_147_483_647)
+  .optional();
+
+const workflowNotFound = (id: string) =>
+  notFound('workflow_not_found', `No workflow '${id}' in this workspace.`);
+
+function toListItem(row: WorkflowListing) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    trigger: { type: row.trigger_type as z.infer<typeof triggerTypeSchema> },
+    version: row.version,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+async function toWorkflowView(services: Services, workspaceId: string, record: WorkflowVersionRecord) {
+  const versions = await listWorkflowVersions(services.db, workspaceId, record.workflow_id);
+  return {
+    ...record.definition,
+    version: record.version,
+    created_at: record.created_at.toISOString(),
+    updated_at: record.updated_at.toISOString(),
+    version_created_at: record.version_created_at.toISOString(),
+    latest_version: record.latest_version,
+    versions: versions.map((v) => ({ version: v.version, created_at: v.created_at.toISOString() })),
+  };
+}
+
+/** A PUT body may leave out `id` (the URL names the workflow); a different one is a mistake. */
+function definitionForPut(pathId: string, body: unknown): Definition {
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    const withId = { id: pathId, ...body } as Record<string, unknown>;
+    if (withId['id'] !== pathId) {
+      throw new AppError(
+        400,
+        'invalid_definition',
+        `The definition's id '${String(withId['id'])}' does not match the URL's '${pathId}'.`,
+        {
+          details: [{ path: '/id', message: `must be '${pathId}'` }],
+        },
+      );
+    }
+    return parseDefinition(withId);
+  }
+  return parseDefinition(body);
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function workflowRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/workflows',
+      operationId: 'listWorkflows',
+      summary: 'List workflows',
+      tag: 'Workflows',
+      auth: 'read',
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: {
+        200: {
+          description: 'A page of workflows, by id',
+          schema: paginated(workflowListItemSchema, 'WorkflowList'),
+        },
+      },
+      errors: [400],
+      handler: async ({ services, auth, query }) => {
+        const scope = ['workflows', auth.workspaceId];
+        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
+        const rows = await listWorkflows(services.db, auth.workspaceId, {
+          limit: query.limit + 1,
+          ...(after ? { after } : {}),
+        });
+        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toListItem) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/workflows',
+      operationId: 'createWorkflow',
+      summary: 'Create a workflow (version 1)',
+      tag: 'Workflows',
+      auth: 'write',
+      body: definitionSchema,
+      bodyValidation: 'handler',
+      bodyRequired: true,
+      responses: { 201: { description: 'Created', schema: workflowSchema } },
+      errors: [409],
+      handler: async ({ services, auth, body }) => {
+        const definition = parseDefinition(body);
+        const record = await createWorkflow(services.db, auth.workspaceId, definition);
+        if (!record) {
+          throw new AppError(
+            409,
+            'workflow_exists',
+            `A workflow '${definition.id}' already exists in this workspace; PUT /v1/workflows/${definition.id} saves a new version.`,
+          );
+        }
+        return { status: 201, body: await toWorkflowView(services, auth.workspaceId, record) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/workflows/{id}',
+      operationId: 'getWorkflow',
+      summary: 'Read a workflow: the latest version, or ?version=N',
+      tag: 'Workflows',
+      auth: 'read',
+      params: idParams,
+      query: z.strictObject({ version: versionParam }),
+      responses: { 200: { description: 'The definition with its version history', schema: workflowSchema } },
+      errors: [400, 404],
+      handler: async ({ services, auth, params, query }) => {
+        const record = await getWorkflowVersion(services.db, auth.workspaceId, params.id, query.version);
+        if (!record) {
+          if (
+            query.version !== undefined &&
+            (await getWorkflowVersion(services.db, auth.workspaceId, params.id))
+          ) {
+            throw notFound('workflow_not_found', `Workflow '${params.id}' has no version ${query.version}.`);
+          }
+          throw workflowNotFound(params.id);
+        }
+        return { status: 200, body: await toWorkflowView(services, auth.workspaceId, record) };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/v1/workflows/{id}',
+      operationId: 'saveWorkflowVersion',
+      summary: 'Save a new version of a workflow',
+      tag: 'Workflows',
+      auth: 'write',
+      params: idParams,
+      body: definitionSchema,
+      bodyValidation: 'handler',
+      bodyRequired: true,
+      responses: { 200: { description: 'The new version', schema: workflowSchema } },
+      errors: [404],
+      handler: async ({ services, auth, params, body }) => {
+        if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
+        const definition = definitionForPut(params.id, body);
+        const record = await saveWorkflowVersion(services.db, auth.workspaceId, definition);
+        if (!record) throw workflowNotFound(params.id);
+        return { status: 200, body: await toWorkflowView(services, auth.workspaceId, record) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/workflows/{id}',
+      operationId: 'deleteWorkflow',
+      summary: 'Delete a workflow and its versions (running executions go on)',
+      tag: 'Workflows',
+      auth: 'write',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        if (!(await deleteWorkflow(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/workflows/{id}/trigger',
+      operationId: 'triggerWorkflow',
+      summary: 'Start an execution',
+      description:
+        'The body is the input object, validated against the input_schema (400 invalid_input). ' +
+        'An Idempotency-Key header makes the call idempotent for 24 hours (per workflow): the same key answers with the same execution_id.',
+      tag: 'Workflows',
+      auth: 'write',
+      params: idParams,
+      query: z.strictObject({ version: versionParam }),
+      body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
+      bodyValidation: 'handler',
+      responses: { 202: { description: 'Accepted: the execution runs', schema: acceptedSchema } },
+      errors: [404],
+      handler: async ({ koa, services, auth, params, query, body }) => {
+        const idempotencyKey = koa.get('idempotency-key') || undefined;
+        if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+          throw invalidRequest('The Idempotency-Key header must be 1 to 255 visible ASCII characters.', [
+            { path: '/headers/Idempotency-Key', message: 'is invalid' },
+          ]);
+        }
+        const { executionId } = await triggerExecution(services, {
+          workspaceId: auth.workspaceId,
+          workflowId: params.id,
+          ...(query.version !== undefined ? { version: query.version } : {}),
+          body,
+          ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+          triggerType: 'api',
+        });
+        return { status: 202, body: { status: 'accepted', execution_id: executionId } };
+      },
+    }),
+  ];
+}

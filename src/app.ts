@@ -1,0 +1,98 @@
+/**
+ * createApp(services): the Koa application with every middleware and route. It never listens itself:
+ * main.ts does, and tests drive app.callback() directly.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { AppError } from './errors';
+import { apiKeyRoutes } from './api/api-keys';
+import { executionRoutes } from './api/executions';
+import { healthRoutes } from './api/health';
+import { buildOpenApiDocument } from './api/openapi';
+import { registerRoutes, type AnyRoute } from './api/route';
+import { secretRoutes } from './api/secrets';
+import { workflowRoutes } from './api/workflows';
+import { Authenticator } from './http/auth';
+import { errorHandler } from './http/error-handler';
+import { rateLimitHeaders, rateLimited, TokenBuckets } from './http/rate-limit';
+import { requestId } from './http/request-id';
+import { securityHeaders } from './http/security-headers';
+import type { Services } from './services';
+import { projectVersion } from './paths';
+
+export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRoute[] {
+  return [
+    ...healthRoutes(openApiDocument),
+    ...apiKeyRoutes(),
+    ...workflowRoutes(),
+    ...executionRoutes(),
+    ...secretRoutes(),
+  ];
+}
+
+/** The OpenAPI document of this version of the service (built once; it depends on code only). */
+export function openApiDocument(): Record<string, unknown> {
+  cachedDocument ??= buildOpenApiDocument(apiRoutes(openApiDocument), projectVersion);
+  return cachedDocument;
+}
+let cachedDocument: Record<string, unknown> | undefined;
+
+export function createApp(services: Services): Koa {
+  const app = new Koa({ proxy: false });
+  // Errors are rendered by errorHandler; Koa's own logging of them would double every 5xx.
+  app.silent = true;
+  const router = new Router();
+  const authenticator = new Authenticator(services.db, services.logger);
+  const buckets = new TokenBuckets(services.config.rateLimit.perSecond, services.config.rateLimit.burst);
+
+  registerRoutes(router, apiRoutes(openApiDocument), services, {
+    authenticate: (ctx, scope) => authenticator.authenticate(ctx, scope),
+    rateLimit: (ctx, auth) => {
+      const decision = buckets.take(auth.keyId);
+      if (!decision.allowed) throw rateLimited(decision, 'this API key');
+      ctx.set(rateLimitHeaders(decision));
+    },
+  });
+
+  app.use(requestId());
+  app.use(securityHeaders());
+  app.use(accessLog(services));
+  app.use(errorHandler(services.logger));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () =>
+        new AppError(405, 'method_not_allowed', 'This method is not allowed on this resource.'),
+      notImplemented: () =>
+        new AppError(405, 'method_not_allowed', 'This method is not allowed on this resource.'),
+    }),
+  );
+  app.use(async (ctx) => {
+    throw new AppError(404, 'not_found', `No route ${ctx.method} ${ctx.path}.`);
+  });
+  return app;
+}
+
+function accessLog(services: Services): Koa.Middleware {
+  const log = services.logger.child({ component: 'http' });
+  return async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      if (log.isLevelEnabled('debug') || ctx.status >= 500) {
+        log[ctx.status >= 500 ? 'warn' : 'debug'](
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            ms: Math.round(performance.now() - started),
+            requestId: ctx.state['requestId'],
+          },
+          'request',
+        );
+      }
+    }
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * `npm run admin -- <command>`: operator commands that work without an API key — create workspaces and
+ * keys (printed once), list workspaces, revoke keys. They reach the database directly: DATABASE_URL,
+ * the running service's embedded database through its socket, or the embedded files when it is stopped.
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadConfig, type Config } from '../config';
+import { createApiKey, revokeApiKey, SCOPES, type Scope } from '../store/api-keys';
+import { canServeSocket, lockHolder, PGLITE_SOCKET_PORT } from '../store/data-dir-lock';
+import { openDatabase, type Queryable } from '../store/db';
+import { migrate } from '../store/migrate';
+import { createWorkspace, getWorkspace, listWorkspaces } from '../store/workspaces';
+import { newWorkspaceId } from '../ids';
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+
+Commands:
+  create-workspace --name <name> [--id <id>]     create a workspace and print an admin key for it
+  create-key --workspace <id> [--name <name>] [--scopes read,write,admin]
+                                                 create an API key and print it (shown once)
+  revoke-key --workspace <id> --id <key id>      revoke an API key
+  list-workspaces                                list workspaces
+
+The database is DATABASE_URL, or the embedded one in DATA_DIR (${process.env['DATA_DIR'] ?? './.data'}).`;
+
+const WORKSPACE_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+
+interface Connection {
+  db: Queryable;
+  close(): Promise<void>;
+}
+
+/** The running service owns embedded files; talk to it through its socket rather than open them twice. */
+async function connect(config: Config): Promise<Connection> {
+  if (!config.databaseUrl && lockHolder(config.dataDir) !== undefined) {
+    if (!canServeSocket(config.dataDir))
+      fail(
+        `The service is running on ${config.dataDir}; stop it first (its socket path is too long to connect).`,
+      );
+    const client = new pg.Client({
+      host: config.dataDir,
+      port: PGLITE_SOCKET_PORT,
+      user: 'postgres',
+      database: 'postgres',
+    });
+    await client.connect();
+    return {
+      db: {
+        query: async <Row>(sql: string, params?: unknown[]) =>
+          (await client.query(sql, params)).rows as Row[],
+      },
+      close: () => client.end(),
+    };
+  }
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, maxConnections: 1 });
+  await migrate(db);
+  return { db, close: () => db.close() };
+}
+
+function parseScopes(value: string | undefined): Scope[] {
+  const scopes = (value ?? 'admin')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (scopes.length === 0 || unknown.length > 0)
+    fail(`Unknown scope(s): ${unknown.join(', ') || '(none given)'}; use ${SCOPES.join(', ')}.`);
+  return scopes as Scope[];
+}
+
+async function main(): Promise<void> {
+  const [command, ...rest] = process.argv.slice(2);
+  if (!command || command === '--help' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      id: { type: 'string' },
+      workspace: { type: 'string' },
+      scopes: { type: 'string' },
+    },
+    strict: true,
+  });
+  const config = loadConfig();
+  const connection = await connect(config);
+  try {
+    switch (command) {
+      case 'create-workspace': {
+        if (!values.name) fail('create-workspace needs --name.');
+        const id = values.id ?? newWorkspaceId().toLowerCase();
+        if (!WORKSPACE_ID_PATTERN.test(id))
+          fail(`Invalid workspace id '${id}': lowercase letters, digits, "-" and "_".`);
+        if (await getWorkspace(connection.db, id)) fail(`Workspace '${id}' already exists.`);
+        await createWorkspace(connection.db, id, values.name);
+        const { record, key } = await createApiKey(connection.db, {
+          workspaceId: id,
+          name: 'admin',
+          scopes: ['admin'],
+        });
+        process.stdout.write(
+          `Workspace: ${id}\nAPI key id: ${record.id} (scopes: admin)\nAPI key (shown once): ${key}\n`,
+        );
+        break;
+      }
+      case 'create-key': {
+        const workspaceId = values.workspace ?? 'default';
+        if (!(await getWorkspace(connection.db, workspaceId)))
+          fail(`No workspace '${workspaceId}' (npm run admin -- list-workspaces).`);
+        const scopes = parseScopes(values.scopes);
+        const { record, key } = await createApiKey(connection.db, {
+          workspaceId,
+          name: values.name ?? 'cli',
+          scopes,
+        });
+        process.stdout.write(
+          `Workspace: ${workspaceId}\nAPI key id: ${record.id} (scopes: ${scopes.join(', ')})\nAPI key (shown once): ${key}\n`,
+        );
+        break;
+      }
+      case 'revoke-key': {
+        if (!values.workspace || !values.id) fail('revoke-key needs --workspace and --id.');
+        if (!(await revokeApiKey(connection.db, values.workspace, values.id)))
+          fail(`No key '${values.id}' in workspace '${values.workspace}'.`);
+        process.stdout.write(`Revoked ${values.id}.\n`);
+        break;
+      }
+      case 'list-workspaces': {
+        for (const workspace of await listWorkspaces(connection.db)) {
+          process.stdout.write(`${workspace.id}\t${workspace.name}\t${workspace.created_at.toISOString()}\n`);
+        }
+        break;
+      }
+      default:
+        fail(`Unknown command '${command}'.`);
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).message ?? String(error)}\n`);
+  process.exit(1);
+});

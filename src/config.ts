@@ -1,0 +1,130 @@
+/**
+ * Configuration: one zod schema over the environment, parsed once at start, failing fast with every
+ * problem listed. Every variable is documented in the README's configuration table.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const booleanFromEnv = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+
+const retrySchedule = (defaultSeconds: number[]) =>
+  z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*)*$/, 'comma-separated delays in seconds, e.g. "5,300,1800"')
+    .default(defaultSeconds.join(','))
+    .transform((value) => value.split(',').map((part) => Math.round(Number(part.trim()) * 1000)));
+
+const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_URL: z.string().min(1).optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  TEMPORAL_DEV_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_DEV_IP: z.string().min(1).default('127.0.0.1'),
+  TEMPORAL_RETENTION_DAYS: positiveInt.max(3650).default(30),
+  BOOTSTRAP_API_KEY: z
+    .string()
+    .regex(/^sk_[A-Za-z0-9]{32,}$/, 'must look like sk_ followed by at least 32 base62 characters')
+    .optional(),
+  SECRETS_KEY: z.string().min(1).optional(),
+  AI_BASE_URL: z.string().url().optional(),
+  AI_API_KEY: z.string().min(1).optional(),
+  AI_MODEL: z.string().min(1).optional(),
+  ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv.default(false),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule([5, 300, 1800, 7200, 18000, 36000, 36000]),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  RATE_LIMIT_PER_SECOND: positiveInt.default(50),
+  RATE_LIMIT_BURST: positiveInt.default(100),
+  SEED_DEMO: booleanFromEnv.default(true),
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    /** Address of an existing cluster; undefined means "start the dev server". */
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+    devPort: number;
+    uiPort: number;
+    devIp: string;
+    retentionDays: number;
+  };
+  bootstrapApiKey: string | undefined;
+  secretsKey: string | undefined;
+  ai: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
+  allowPrivateDestinations: boolean;
+  webhookRetryScheduleMs: number[];
+  logLevel: Env['LOG_LEVEL'];
+  bodyLimitBytes: number;
+  rateLimit: { perSecond: number; burst: number };
+  seedDemo: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Reads the configuration from an environment (process.env by default); throws ConfigError listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings mean "unset": `FOO= npm start` should not fail validation.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      devPort: e.TEMPORAL_DEV_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      devIp: e.TEMPORAL_DEV_IP,
+      retentionDays: e.TEMPORAL_RETENTION_DAYS,
+    },
+    bootstrapApiKey: e.BOOTSTRAP_API_KEY,
+    secretsKey: e.SECRETS_KEY,
+    ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY, model: e.AI_MODEL },
+    allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS,
+    webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
+    seedDemo: e.SEED_DEMO,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}
+
+/** The environment variable names the service reads; the docker-compose test checks against this list. */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);

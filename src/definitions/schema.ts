@@ -1,0 +1,187 @@
+/**
+ * The workflow definition schema (CONTRACT §4). The same zod schema validates definitions on save,
+ * documents them in the OpenAPI document, and gives the worker its TypeScript types (type-only imports).
+ * Objects are strict: a misspelt key is an error, not silently ignored.
+ */
+import { z } from 'zod';
+
+export const WORKFLOW_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+export const STEP_ID_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
+/** "500ms", "30s", "15m", "72h", "7d". */
+export const DURATION_PATTERN = /^[1-9][0-9]{0,8}(ms|s|m|h|d)$/;
+
+export const workflowIdSchema = z
+  .string()
+  .regex(
+    WORKFLOW_ID_PATTERN,
+    'must be a slug: lowercase letters, digits and "-", starting with a letter or digit, at most 63 characters',
+  );
+
+const stepIdSchema = z
+  .string()
+  .regex(
+    STEP_ID_PATTERN,
+    'must start with a lowercase letter and contain only lowercase letters, digits and "_" (at most 63 characters)',
+  );
+
+const durationSchema = z
+  .string()
+  .regex(DURATION_PATTERN, 'must be a duration such as "500ms", "30s", "15m", "72h" or "7d"');
+
+const expressionSchema = z.string().min(1, 'must be a JSONata expression').max(10_000);
+
+const retrySchema = z
+  .strictObject({
+    max_attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ description: 'Attempts in all, the first included.' }),
+    initial_interval: durationSchema.optional(),
+    backoff: z
+      .number()
+      .min(1)
+      .max(10)
+      .optional()
+      .meta({ description: 'Multiplier applied to the interval after each attempt.' }),
+    max_interval: durationSchema.optional(),
+  })
+  .meta({ id: 'StepRetry', description: 'Retry policy of the step activity.' });
+
+const stepCommon = {
+  id: stepIdSchema,
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: 'Shown in the API and in Temporal UI; defaults to the id.' }),
+  description: z.string().max(2000).optional(),
+  if: expressionSchema
+    .optional()
+    .meta({ description: 'JSONata; the step runs only when it is truthy, otherwise it is skipped.' }),
+  retry: retrySchema.optional(),
+  timeout: durationSchema
+    .optional()
+    .meta({ description: 'Time limit of one attempt (approval: of the wait for a decision).' }),
+};
+
+const ruleSchema = z.strictObject({
+  when: expressionSchema,
+  output: z
+    .unknown()
+    .optional()
+    .meta({ description: 'The step output when this rule matches; strings may hold {{ }} templates.' }),
+  action: z.enum(['continue', 'fail', 'stop']).optional().meta({
+    description:
+      '`continue` (default) goes on; `fail` fails the execution with `message`; `stop` ends it with success.',
+  }),
+  message: z.string().max(2000).optional(),
+});
+
+export const rulesStepSchema = z
+  .strictObject({
+    ...stepCommon,
+    kind: z.literal('rules'),
+    rules: z.array(ruleSchema).min(1).max(200),
+    default: z.unknown().optional().meta({ description: 'The output when no rule matches.' }),
+  })
+  .meta({ id: 'RulesStep' });
+
+const httpMethodSchema = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+export const connectorStepSchema = z
+  .strictObject({
+    ...stepCommon,
+    kind: z.literal('connector'),
+    connector: z.literal('http'),
+    request: z.strictObject({
+      method: httpMethodSchema.optional().meta({ description: 'Defaults to GET.' }),
+      url: z.string().min(1).max(8192),
+      headers: z.record(z.string(), z.string()).optional(),
+      query: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+      body: z.unknown().optional(),
+      follow_redirects: z.boolean().optional().meta({ description: 'Follow redirects (default false).' }),
+    }),
+  })
+  .meta({ id: 'ConnectorStep' });
+
+export const aiStepSchema = z
+  .strictObject({
+    ...stepCommon,
+    kind: z.literal('ai'),
+    prompt: z.string().min(1).max(100_000),
+    system: z.string().max(100_000).optional(),
+    model: z.string().min(1).max(200).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    max_tokens: z.number().int().min(1).max(1_000_000).optional(),
+    output_schema: z.record(z.string(), z.unknown()).optional().meta({
+      description: 'A JSON Schema; the model is asked for JSON and its answer is validated against it.',
+    }),
+  })
+  .meta({ id: 'AiStep' });
+
+export const approvalStepSchema = z
+  .strictObject({
+    ...stepCommon,
+    kind: z.literal('approval'),
+    message: z.string().max(2000).optional().meta({ description: 'What the approver is asked.' }),
+  })
+  .meta({ id: 'ApprovalStep' });
+
+export const stepSchema = z.discriminatedUnion(
+  'kind',
+  [rulesStepSchema, connectorStepSchema, aiStepSchema, approvalStepSchema],
+  {
+    error: (issue) =>
+      issue.code === 'invalid_union'
+        ? 'kind must be one of "rules", "connector", "ai", "approval"'
+        : undefined,
+  },
+);
+
+export const triggerSchema = z
+  .discriminatedUnion(
+    'type',
+    [
+      z.strictObject({ type: z.literal('api') }),
+      z.strictObject({ type: z.literal('webhook') }),
+      z.strictObject({
+        type: z.literal('schedule'),
+        cron: z.string().min(1).max(200).optional(),
+        every: durationSchema.optional(),
+        timezone: z.string().min(1).max(100).optional(),
+        input: z.record(z.string(), z.unknown()).optional(),
+      }),
+    ],
+    {
+      error: (issue) =>
+        issue.code === 'invalid_union' ? 'type must be one of "api", "webhook", "schedule"' : undefined,
+    },
+  )
+  .meta({ id: 'Trigger' });
+
+export const definitionSchema = z
+  .strictObject({
+    id: workflowIdSchema,
+    name: z.string().min(1).max(200).optional(),
+    description: z.string().max(5000).optional(),
+    trigger: triggerSchema.optional().meta({ description: 'Defaults to {"type": "api"}.' }),
+    input_schema: z.record(z.string(), z.unknown()).optional().meta({
+      description: 'JSON Schema (draft 2020-12) that trigger input must satisfy.',
+    }),
+    steps: z.array(stepSchema).min(1).max(500),
+  })
+  .meta({ id: 'WorkflowDefinition' });
+
+export type Definition = z.infer<typeof definitionSchema>;
+export type Step = z.infer<typeof stepSchema>;
+export type RulesStep = z.infer<typeof rulesStepSchema>;
+export type ConnectorStep = z.infer<typeof connectorStepSchema>;
+export type AiStep = z.infer<typeof aiStepSchema>;
+export type ApprovalStep = z.infer<typeof approvalStepSchema>;
+export type Trigger = z.infer<typeof triggerSchema>;
+export type TriggerType = Trigger['type'];
+export type StepRetry = z.infer<typeof retrySchema>;

@@ -1,0 +1,168 @@
+/**
+ * Validates a workflow definition: the zod schema first, then what a schema cannot say (unique step
+ * ids, expressions that parse, references only to earlier steps, secrets only where they are resolved,
+ * an input_schema that compiles). Every problem is reported at once, with a JSON pointer.
+ */
+import type { z } from 'zod';
+import { AppError, type ErrorDetail } from '../errors';
+import {
+  ExpressionError,
+  findReferences,
+  readsSecrets,
+  stringsWithPointers,
+  templateExpressions,
+} from '../../workers/shared/expressions';
+import { compileInputSchema } from './input-schema';
+import { definitionSchema, type Definition, type Step } from './schema';
+
+/** Step kinds whose templates may read `secrets` (resolved inside their activity). */
+const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);
+
+/** Parses and checks a definition; throws AppError 400 `invalid_definition` listing every problem. */
+export function parseDefinition(body: unknown): Definition {
+  const parsed = definitionSchema.safeParse(body);
+  if (!parsed.success) throw invalidDefinition(zodDetails(parsed.error));
+  const problems = checkDefinition(parsed.data);
+  if (problems.length > 0) throw invalidDefinition(problems);
+  return parsed.data;
+}
+
+function invalidDefinition(details: ErrorDetail[]): AppError {
+  const first = details[0];
+  const summary = first ? `${first.path || '/'}: ${first.message}` : 'invalid';
+  const more =
+    details.length > 1 ? ` (and ${details.length - 1} more problem${details.length > 2 ? 's' : ''})` : '';
+  return new AppError(400, 'invalid_definition', `The workflow definition is invalid: ${summary}${more}.`, {
+    details,
+  });
+}
+
+/** zod issues as contract details: JSON pointer paths, one entry per problem. */
+export function zodDetails(error: z.ZodError): ErrorDetail[] {
+  return error.issues.map((issue) => ({ path: toPointer(issue.path), message: describeIssue(issue) }));
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys')
+    return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+  return issue.message;
+}
+
+export function toPointer(path: readonly PropertyKey[]): string {
+  return path.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+function checkDefinition(definition: Definition): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const earlier = new Set<string>();
+  definition.steps.forEach((step, index) => {
+    const at = `/steps/${index}`;
+    if (step.id === 'trigger')
+      problems.push({ path: `${at}/id`, message: '"trigger" is reserved for the trigger step' });
+    else if (earlier.has(step.id))
+      problems.push({ path: `${at}/id`, message: `duplicate step id "${step.id}"` });
+    for (const [path, expression] of expressionsOf(step))
+      checkExpression(problems, `${at}${path}`, expression, earlier, false);
+    for (const [path, text] of stringsWithPointers(stepConfiguration(step))) {
+      const expressions = templateExpressions(text);
+      for (const expression of expressions) {
+        checkExpression(problems, `${at}${path}`, expression, earlier, SECRET_KINDS.has(step.kind), true);
+      }
+      const secretTemplates = expressions.filter(readsSecrets).length;
+      if (secretTemplates > 0 && secretTemplates < expressions.length) {
+        problems.push({
+          path: `${at}${path}`,
+          message:
+            'a string that uses secrets cannot hold other templates; move the other values to another field',
+        });
+      }
+    }
+    earlier.add(step.id);
+  });
+  if (definition.input_schema) {
+    try {
+      compileInputSchema(definition.input_schema);
+    } catch (error) {
+      problems.push({
+        path: '/input_schema',
+        message: `is not a valid JSON Schema: ${(error as Error).message}`,
+      });
+    }
+  }
+  const trigger = definition.trigger;
+  if (trigger?.type === 'schedule' && (trigger.cron === undefined) === (trigger.every === undefined)) {
+    problems.push({ path: '/trigger', message: 'a schedule trigger needs exactly one of "cron" or "every"' });
+  }
+  return problems;
+}
+
+/** The JSONata expressions of a step (as opposed to templates): `if` and each rule's `when`. */
+function expressionsOf(step: Step): [string, string][] {
+  const out: [string, string][] = [];
+  if (step.if !== undefined) out.push(['/if', step.if]);
+  if (step.kind === 'rules') step.rules.forEach((rule, i) => out.push([`/rules/${i}/when`, rule.when]));
+  return out;
+}
+
+/** The parts of a step whose strings are templates: everything but identity and control fields. */
+export function stepConfiguration(step: Step): Record<string, unknown> {
+  const {
+    id: _id,
+    name: _name,
+    description: _d,
+    if: _if,
+    retry: _retry,
+    timeout: _timeout,
+    kind: _kind,
+    ...config
+  } = step;
+  if (step.kind === 'rules') {
+    return { rules: step.rules.map(({ when: _when, ...rule }) => rule), default: step.default };
+  }
+  return config;
+}
+
+function checkExpression(
+  problems: ErrorDetail[],
+  path: string,
+  expression: string,
+  earlier: Set<string>,
+  secretsAllowed: boolean,
+  isTemplate = false,
+): void {
+  const label = isTemplate ? `template {{ ${expression} }}` : 'expression';
+  if (expression === '') {
+    problems.push({ path, message: 'empty template {{ }}' });
+    return;
+  }
+  let refs;
+  try {
+    refs = findReferences(expression);
+  } catch (error) {
+    const message = error instanceof ExpressionError ? error.message : String(error);
+    problems.push({ path, message: `${label} does not parse: ${message}` });
+    return;
+  }
+  for (const stepId of refs.steps) {
+    if (!earlier.has(stepId)) {
+      problems.push({
+        path,
+        message: `${label} refers to step "${stepId}", which does not come earlier in the workflow`,
+      });
+    }
+  }
+  if (!refs.roots.has('secrets')) return;
+  if (!secretsAllowed) {
+    problems.push({
+      path,
+      message: `${label} reads secrets, which only connector and ai step templates can use`,
+    });
+  } else if ([...refs.roots].some((root) => root !== 'secrets')) {
+    problems.push({
+      path,
+      message: `${label} mixes secrets with other data; a secrets template reads only secrets.NAME`,
+    });
+  } else if (refs.secrets.size === 0) {
+    problems.push({ path, message: `${label} must name the secret, as in {{ secrets.NAME }}` });
+  }
+}

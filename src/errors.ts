@@ -1,0 +1,102 @@
+/**
+ * Typed errors of the public contract (CONTRACT §2). Everything the API answers with a non-2xx status
+ * is an AppError by the time it reaches the error middleware, which is the one place that renders them.
+ */
+
+export interface ErrorDetail {
+  /** JSON pointer into the offending document, e.g. "/steps/1/request/url"; "" for the document itself. */
+  path: string;
+  message: string;
+}
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_input'
+  | 'invalid_definition'
+  | 'invalid_webhook_url'
+  | 'unauthorized'
+  | 'invalid_signature'
+  | 'forbidden'
+  | 'workflow_not_found'
+  | 'execution_not_found'
+  | 'webhook_not_found'
+  | 'step_not_found'
+  | 'api_key_not_found'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'execution_not_failed'
+  | 'execution_not_running'
+  | 'step_not_waiting'
+  | 'workflow_exists'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'internal_error'
+  | 'temporal_unavailable'
+  | 'database_unavailable';
+
+export interface AppErrorOptions {
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly details: ErrorDetail[];
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    options: AppErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.details = options.details ?? [];
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function invalidRequest(message: string, details: ErrorDetail[] = []): AppError {
+  return new AppError(400, 'invalid_request', message, { details });
+}
+
+export function notFound(
+  code: Extract<
+    ErrorCode,
+    | 'workflow_not_found'
+    | 'execution_not_found'
+    | 'webhook_not_found'
+    | 'step_not_found'
+    | 'api_key_not_found'
+    | 'not_found'
+  >,
+  message: string,
+): AppError {
+  return new AppError(404, code, message);
+}
+
+export function databaseUnavailable(cause: unknown): AppError {
+  return new AppError(
+    503,
+    'database_unavailable',
+    'The database is unavailable; the request did nothing. Try again shortly.',
+    {
+      cause,
+      headers: { 'Retry-After': '1' },
+    },
+  );
+}
+
+export function temporalUnavailable(cause: unknown): AppError {
+  return new AppError(
+    503,
+    'temporal_unavailable',
+    'Temporal is unavailable; the request did nothing. Try again shortly.',
+    {
+      cause,
+      headers: { 'Retry-After': '1' },
+    },
+  );
+}

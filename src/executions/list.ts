@@ -1,0 +1,158 @@
+/**
+ * Listing executions (CONTRACT §5) from Temporal visibility: filtered by workspace always, by workflow
+ * and status on request; ordered as visibility keeps them (open runs first, then the most recently
+ * closed). Eventually consistent: a run appears within about a second of its start.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import { decodeCursor, encodeCursor, isString } from '../api/cursor';
+import type { Services } from '../services';
+import { callTemporal } from '../temporal/errors';
+import type { ExecutionError } from '../../workers/shared/execution-types';
+import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
+import {
+  TRIGGER_ATTRIBUTE,
+  VERSION_ATTRIBUTE,
+  WAITING_ATTRIBUTE,
+  WORKFLOW_ATTRIBUTE,
+  WORKSPACE_ATTRIBUTE,
+} from '../../workers/shared/search-attributes';
+import { durationMs, type ErrorView, type ExecutionStatus, type ExecutionSummary } from './views';
+
+const WorkflowStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
+
+export interface ListExecutionsQuery {
+  workflow?: string;
+  status?: ExecutionStatus;
+  limit: number;
+  cursor?: string;
+}
+
+const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
+  running: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = false`,
+  waiting: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = true`,
+  success: `ExecutionStatus = 'Completed'`,
+  failed: `ExecutionStatus = 'Failed'`,
+  canceled: `ExecutionStatus = 'Canceled'`,
+  terminated: `ExecutionStatus = 'Terminated'`,
+  timed_out: `ExecutionStatus = 'TimedOut'`,
+};
+
+const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+export function visibilityQuery(
+  workspaceId: string,
+  filters: Pick<ListExecutionsQuery, 'workflow' | 'status'>,
+): string {
+  const clauses = [
+    `WorkflowType = ${literal(EXECUTION_WORKFLOW_TYPE)}`,
+    `${WORKSPACE_ATTRIBUTE.name} = ${literal(workspaceId)}`,
+  ];
+  if (filters.workflow !== undefined)
+    clauses.push(`${WORKFLOW_ATTRIBUTE.name} = ${literal(filters.workflow)}`);
+  if (filters.status !== undefined) clauses.push(STATUS_CLAUSES[filters.status]);
+  return clauses.join(' AND ');
+}
+
+export async function listExecutions(
+  services: Services,
+  workspaceId: string,
+  query: ListExecutionsQuery,
+): Promise<{ data: ExecutionSummary[]; next_cursor: string | null }> {
+  const filters = { workflow: query.workflow, status: query.status };
+  const visibility = visibilityQuery(workspaceId, filters);
+  const pageToken = query.cursor
+    ? Buffer.from(decodeCursor(query.cursor, [workspaceId, filters], isString), 'base64')
+    : undefined;
+  const { connection, namespace } = services.temporal;
+  const response = await callTemporal(connection, () =>
+    connection.workflowService.listWorkflowExecutions({
+      namespace,
+      query: visibility,
+      pageSize: query.limit,
+      ...(pageToken ? { nextPageToken: pageToken } : {}),
+    }),
+  );
+  const token = response.nextPageToken;
+  return {
+    data: (response.executions ?? []).map(toSummary),
+    next_cursor:
+      token && token.length > 0
+        ? encodeCursor(Buffer.from(token).toString('base64'), [workspaceId, filters])
+        : null,
+  };
+}
+
+function attribute(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): unknown {
+  const payload = info.searchAttributes?.indexedFields?.[name];
+  return payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
+}
+
+function stringAttribute(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string {
+  const value = attribute(info, name);
+  return typeof value === 'string' ? value : '';
+}
+
+function memoField(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): unknown {
+  const payload = info.memo?.fields?.[name];
+  return payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
+}
+
+function statusOf(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionStatus {
+  switch (info.status) {
+    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+      return 'success';
+    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_FAILED:
+      return 'failed';
+    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_CANCELED:
+      return 'canceled';
+    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+      return 'terminated';
+    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+      return 'timed_out';
+    default:
+      return attribute(info, WAITING_ATTRIBUTE.name) === true ? 'waiting' : 'running';
+  }
+}
+
+/** Visibility has no failure details; the workflow keeps its error in the memo for lists. */
+function errorOf(
+  info: temporal.api.workflow.v1.IWorkflowExecutionInfo,
+  status: ExecutionStatus,
+): ErrorView | null {
+  switch (status) {
+    case 'failed': {
+      const error = memoField(info, 'error') as ExecutionError | undefined;
+      return error ?? { step: null, code: 'failed', message: 'The execution failed.' };
+    }
+    case 'canceled':
+      return { step: null, code: 'canceled', message: 'The execution was canceled.' };
+    case 'terminated':
+      return { step: null, code: 'terminated', message: 'The execution was terminated.' };
+    case 'timed_out':
+      return { step: null, code: 'timed_out', message: 'The execution timed out.' };
+    default:
+      return null;
+  }
+}
+
+function toSummary(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionSummary {
+  const startedAt = optionalTsToDate(info.startTime) ?? new Date(0);
+  const closedAt = optionalTsToDate(info.closeTime) ?? null;
+  const status = statusOf(info);
+  return {
+    execution_id: info.execution?.workflowId ?? '',
+    workflow: stringAttribute(info, WORKFLOW_ATTRIBUTE.name),
+    workflow_version: Number(attribute(info, VERSION_ATTRIBUTE.name) ?? 0),
+    status,
+    trigger: {
+      type:
+        (attribute(info, TRIGGER_ATTRIBUTE.name) as ExecutionSummary['trigger']['type'] | undefined) ?? 'api',
+    },
+    started_at: startedAt.toISOString(),
+    finished_at: closedAt?.toISOString() ?? null,
+    duration_ms: durationMs(startedAt, closedAt),
+    error: errorOf(info, status),
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Reading one execution (CONTRACT §5): describe (status, pending attempts) and history (steps) in
+ * parallel, strongly consistent, never a replay. Another workspace's execution is a plain 404.
+ */
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { notFound } from '../errors';
+import { EXECUTION_ID_PATTERN } from '../ids';
+import type { Services } from '../services';
+import { callTemporal } from '../temporal/errors';
+import { mapExecution } from '../temporal/history-mapper';
+import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
+import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import type { ExecutionView } from './views';
+
+const HISTORY_TIMEOUT_MS = 30_000;
+
+const executionNotFound = (executionId: string) =>
+  notFound('execution_not_found', `No execution '${executionId}' in this workspace.`);
+
+export async function readExecution(
+  services: Services,
+  workspaceId: string,
+  executionId: string,
+): Promise<ExecutionView> {
+  if (!EXECUTION_ID_PATTERN.test(executionId)) throw executionNotFound(executionId);
+  const { client, connection } = services.temporal;
+  const handle = client.workflow.getHandle(executionId);
+  try {
+    const [description, history] = await callTemporal(
+      connection,
+      () => Promise.all([handle.describe(), handle.fetchHistory()]),
+      HISTORY_TIMEOUT_MS,
+    );
+    if (
+      description.type !== EXECUTION_WORKFLOW_TYPE ||
+      description.typedSearchAttributes.get(WORKSPACE_ATTRIBUTE) !== workspaceId
+    ) {
+      throw executionNotFound(executionId);
+    }
+    return mapExecution(executionId, {
+      events: history.events ?? [],
+      pendingActivities: description.raw.pendingActivities ?? [],
+      waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) throw executionNotFound(executionId);
+    throw error;
+  }
+}

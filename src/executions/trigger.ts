@@ -1,0 +1,132 @@
+/**
+ * Starting an execution (CONTRACT §4 trigger): load the definition version, validate the input against
+ * its input_schema, honour the Idempotency-Key, start the Temporal workflow whose id is the execution id
+ * with the definition snapshot as input and the contract's search attributes.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { AppError, invalidRequest, notFound } from '../errors';
+import { newExecutionId } from '../ids';
+import type { Services } from '../services';
+import { validateInput } from '../definitions/input-schema';
+import type { Definition, TriggerType } from '../definitions/schema';
+import { claimIdempotencyKey } from '../store/idempotency';
+import { getWorkflowVersion } from '../store/workflows';
+import { callTemporal } from '../temporal/errors';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
+import {
+  TRIGGER_ATTRIBUTE,
+  VERSION_ATTRIBUTE,
+  WAITING_ATTRIBUTE,
+  WORKFLOW_ATTRIBUTE,
+  WORKSPACE_ATTRIBUTE,
+} from '../../workers/shared/search-attributes';
+
+export interface TriggerRequest {
+  workspaceId: string;
+  workflowId: string;
+  /** Pins a version; the latest when undefined. */
+  version?: number;
+  body: unknown;
+  idempotencyKey?: string;
+  triggerType: TriggerType;
+}
+
+export async function triggerExecution(
+  services: Services,
+  request: TriggerRequest,
+): Promise<{ executionId: string }> {
+  const record = await getWorkflowVersion(
+    services.db,
+    request.workspaceId,
+    request.workflowId,
+    request.version,
+  );
+  if (!record) {
+    throw notFound(
+      'workflow_not_found',
+      request.version === undefined
+        ? `No workflow '${request.workflowId}' in this workspace.`
+        : `No version ${request.version} of workflow '${request.workflowId}' in this workspace.`,
+    );
+  }
+  const body = request.body === undefined ? {} : request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalidRequest('The trigger body must be a JSON object of input fields.', [
+      { path: '', message: 'must be an object' },
+    ]);
+  }
+  const received = JSON.stringify(body);
+  const input = structuredClone(body);
+  const problems = validateInput(record.definition.input_schema, input);
+  if (problems.length > 0) {
+    throw new AppError(
+      400,
+      'invalid_input',
+      `The input does not match the workflow's input_schema: ${problems[0]!.path || '/'} ${problems[0]!.message}.`,
+      {
+        details: problems,
+      },
+    );
+  }
+
+  let executionId = newExecutionId();
+  if (request.idempotencyKey !== undefined) {
+    ({ executionId } = await claimIdempotencyKey(services.db, {
+      workspaceId: request.workspaceId,
+      workflowId: request.workflowId,
+      key: request.idempotencyKey,
+      candidateId: executionId,
+    }));
+  }
+  const executionInput: ExecutionInput = {
+    workspaceId: request.workspaceId,
+    workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
+    trigger: { type: request.triggerType },
+    input,
+  };
+  // Only when the schema changed it (defaults): the trigger step shows what was received.
+  if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
+  await startExecutionWorkflow(services, executionId, executionInput);
+  return { executionId };
+}
+
+export async function startExecutionWorkflow(
+  services: Services,
+  executionId: string,
+  input: ExecutionInput,
+): Promise<void> {
+  const { client, connection } = services.temporal;
+  try {
+    await callTemporal(connection, () =>
+      client.workflow.start(EXECUTION_WORKFLOW_TYPE, {
+        taskQueue: services.config.temporal.taskQueue,
+        workflowId: executionId,
+        args: [input],
+        typedSearchAttributes: executionSearchAttributes(input),
+        staticSummary: summaryOf(input.workflow.definition, input.workflow.version),
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        requestEagerStart: services.eagerStart,
+      }),
+    );
+  } catch (error) {
+    // An idempotent replay of a trigger that already started: nothing new to start.
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+    throw error;
+  }
+}
+
+export function executionSearchAttributes(input: ExecutionInput) {
+  return [
+    { key: WORKSPACE_ATTRIBUTE, value: input.workspaceId },
+    { key: WORKFLOW_ATTRIBUTE, value: input.workflow.id },
+    { key: VERSION_ATTRIBUTE, value: input.workflow.version },
+    { key: TRIGGER_ATTRIBUTE, value: input.trigger.type },
+    { key: WAITING_ATTRIBUTE, value: false },
+  ];
+}
+
+/** The run's static summary in Temporal UI: which workflow, which version. */
+function summaryOf(definition: Definition, version: number): string {
+  return `${definition.name ?? definition.id} (${definition.id} v${version})`;
+}

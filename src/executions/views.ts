@@ -1,0 +1,58 @@
+/** The execution resources of the API (CONTRACT §5), as plain types shared by mappers and routes. */
+import type { TriggerType } from '../definitions/schema';
+
+export const EXECUTION_STATUSES = [
+  'running',
+  'waiting',
+  'success',
+  'failed',
+  'canceled',
+  'terminated',
+  'timed_out',
+] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+export const STEP_STATUSES = ['running', 'waiting', 'success', 'failed', 'skipped', 'canceled'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export interface ErrorView {
+  step: string | null;
+  code: string;
+  message: string;
+}
+
+export interface ExecutionSummary {
+  execution_id: string;
+  workflow: string;
+  workflow_version: number;
+  status: ExecutionStatus;
+  trigger: { type: TriggerType };
+  started_at: string;
+  finished_at: string | null;
+  duration_ms: number;
+  error: ErrorView | null;
+}
+
+export interface StepView {
+  id: string;
+  name: string;
+  kind: string;
+  status: StepStatus;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  attempts: number;
+  input: unknown;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  /** While an attempt failed and the next one is scheduled. */
+  next_attempt_at?: string;
+}
+
+export interface ExecutionView extends ExecutionSummary {
+  steps: StepView[];
+}
+
+export function durationMs(start: Date, end: Date | null | undefined, now: Date = new Date()): number {
+  return Math.max(0, (end ?? now).getTime() - start.getTime());
+}

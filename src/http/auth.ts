@@ -1,0 +1,71 @@
+/**
+ * API key authentication and scopes (CONTRACT §3). 401 for a missing, malformed, unknown or revoked
+ * key (checked on every request, so a revocation takes effect at once); 403 when the key lacks the
+ * endpoint's scope. Keys are accepted only in the Authorization header, never in a query string.
+ */
+import type Koa from 'koa';
+import { AppError } from '../errors';
+import { API_KEY_PATTERN } from '../ids';
+import type { Logger } from '../logger';
+import { findApiKeyByKey, touchApiKey, type Scope } from '../store/api-keys';
+import type { Database } from '../store/db';
+
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  scopes: Scope[];
+}
+
+const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
+
+export function hasScope(scopes: readonly Scope[], needed: Scope): boolean {
+  return scopes.some((scope) => SCOPE_RANK[scope] >= SCOPE_RANK[needed]);
+}
+
+const unauthorized = (message: string) =>
+  new AppError(401, 'unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
+
+const CREDENTIAL_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'token', 'access_token'];
+
+/** How often one process records a key's last use (a write per request would cost more than it tells). */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export class Authenticator {
+  private readonly touched = new Map<string, number>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly logger: Logger,
+  ) {}
+
+  async authenticate(ctx: Koa.Context, needed: Scope): Promise<AuthContext> {
+    if (CREDENTIAL_QUERY_PARAMS.some((name) => name in ctx.query)) {
+      throw unauthorized('API keys are accepted only in the Authorization header, never in the URL.');
+    }
+    const header = ctx.get('authorization');
+    if (!header) throw unauthorized('Missing API key: send the header Authorization: Bearer <key>.');
+    const match = /^Bearer +(\S+)$/i.exec(header.trim());
+    if (!match || !API_KEY_PATTERN.test(match[1]!))
+      throw unauthorized('Malformed Authorization header: expected Bearer sk_...');
+    const record = await findApiKeyByKey(this.db, match[1]!);
+    if (!record || record.revoked_at) throw unauthorized('Unknown or revoked API key.');
+    if (!hasScope(record.scopes, needed)) {
+      throw new AppError(
+        403,
+        'forbidden',
+        `This API key lacks the '${needed}' scope that this endpoint needs.`,
+      );
+    }
+    this.touch(record.id);
+    return { keyId: record.id, workspaceId: record.workspace_id, scopes: record.scopes };
+  }
+
+  private touch(keyId: string): void {
+    const now = Date.now();
+    if (now - (this.touched.get(keyId) ?? 0) < TOUCH_INTERVAL_MS) return;
+    this.touched.set(keyId, now);
+    touchApiKey(this.db, keyId).catch((error: unknown) =>
+      this.logger.warn({ err: error, keyId }, 'Could not record API key use'),
+    );
+  }
+}

@@ -1,0 +1,25 @@
+/** Locations inside the installed project, independent of whether code runs from src (tsx) or dist. */
+import fs from 'node:fs';
+import path from 'node:path';
+
+function findProjectRoot(start: string): string {
+  let dir = start;
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error(`No package.json above ${start}`);
+    dir = parent;
+  }
+  return dir;
+}
+
+export const projectRoot = findProjectRoot(__dirname);
+export const migrationsDirectory = path.join(projectRoot, 'migrations');
+/** Tools the service installs for itself (the Temporal CLI), kept out of the user's PATH. */
+export const toolsDirectory = path.join(projectRoot, '.tools');
+/** The workflow bundle `npm run build` writes; the worker bundles on the fly when it is missing. */
+export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
+
+/** The version in package.json (shown in the OpenAPI document and logs). */
+export const projectVersion = (
+  JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }
+).version;

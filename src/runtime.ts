@@ -1,0 +1,169 @@
+/**
+ * Assembles one process of the service: database (migrated), Temporal (the dev server we start, or an
+ * existing cluster), the worker and/or the API, and the order in which they stop. `npm start` runs all
+ * of it in one process; production runs the API and the worker as separate processes.
+ */
+import http from 'node:http';
+import fs from 'node:fs';
+import type { Worker } from '@temporalio/worker';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { createApp } from './app';
+import { bootstrap } from './bootstrap';
+import type { Config } from './config';
+import type { Logger } from './logger';
+import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
+import type { Services } from './services';
+import { acquireDataDirLock, canServeSocket, pgliteSocketPath } from './store/data-dir-lock';
+import { openDatabase, type Database } from './store/db';
+import { migrate } from './store/migrate';
+import { ensureTemporalCli } from './temporal/cli';
+import { connectTemporal, resolveTemporalTarget, type TemporalConnection } from './temporal/connection';
+import { startDevServer, type DevServer } from './temporal/dev-server';
+import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
+import { createExecutionWorker, installTemporalRuntime } from '../workers/worker';
+
+export interface RuntimeOptions {
+  config: Config;
+  logger: Logger;
+  api: boolean;
+  worker: boolean;
+}
+
+export interface Runtime {
+  services: Services;
+  devServer: DevServer | undefined;
+  server: http.Server | undefined;
+  worker: Worker | undefined;
+  /** Resolves when the worker stops by itself (a fatal error); never when there is no worker. */
+  workerStopped: Promise<void>;
+  /** Stops everything in order; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+export async function startRuntime({
+  config,
+  logger,
+  api,
+  worker: runWorker,
+}: RuntimeOptions): Promise<Runtime> {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const stop = once(async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        logger.warn({ err: error }, 'Error while stopping');
+      }
+    }
+  });
+  try {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    if (!config.databaseUrl) cleanups.push(acquireDataDirLock(config.dataDir));
+
+    let devServer: DevServer | undefined;
+    if (!config.temporal.address) {
+      const cliPath = await ensureTemporalCli(config.temporal.cliPath, logger);
+      devServer = await startDevServer({
+        cliPath,
+        dataDir: config.dataDir,
+        ip: config.temporal.devIp,
+        port: config.temporal.devPort,
+        uiPort: config.temporal.uiPort,
+        namespace: config.temporal.namespace,
+        logger,
+      });
+      cleanups.push(() => devServer!.stop());
+    }
+
+    installTemporalRuntime(logger);
+    const temporal: TemporalConnection = await connectTemporal(
+      resolveTemporalTarget(devServer?.address, config.temporal.namespace),
+    );
+    cleanups.push(() => temporal.connection.close());
+    await ensureSearchAttributes(temporal, logger);
+    await ensureRetention(temporal, config.temporal.retentionDays, logger);
+
+    const db: Database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    cleanups.push(() => db.close());
+    const migration = await migrate(db);
+    if (migration.to !== migration.from) logger.info(migration, 'Database migrated');
+    if (db.pglite && canServeSocket(config.dataDir)) {
+      // Lets `npm run admin` reach this embedded database while the service runs.
+      fs.rmSync(pgliteSocketPath(config.dataDir), { force: true });
+      const socketServer = new PGLiteSocketServer({ db: db.pglite, path: pgliteSocketPath(config.dataDir) });
+      await socketServer.start();
+      cleanups.push(() => socketServer.stop());
+    }
+
+    const cipher = createSecretCipher(loadOrCreateSecretsKey(config.secretsKey, config.dataDir));
+    const services: Services = { config, logger, db, temporal, cipher, eagerStart: runWorker };
+    if (api)
+      await bootstrap(db, { bootstrapApiKey: config.bootstrapApiKey, seedDemo: config.seedDemo }, logger);
+
+    let worker: Worker | undefined;
+    let workerStopped: Promise<void> = new Promise(() => undefined);
+    if (runWorker) {
+      worker = await createExecutionWorker({
+        connection: temporal.connection,
+        namespace: temporal.namespace,
+        taskQueue: config.temporal.taskQueue,
+        logger,
+        db,
+        cipher,
+        allowPrivateDestinations: config.allowPrivateDestinations,
+      });
+      const running = worker.run();
+      workerStopped = running.then(
+        () => undefined,
+        (error: unknown) => logger.fatal({ err: error }, 'The worker stopped'),
+      );
+      const w = worker;
+      cleanups.push(async () => {
+        if (w.getState() === 'RUNNING') w.shutdown();
+        await running.catch(() => undefined);
+      });
+      logger.info({ taskQueue: config.temporal.taskQueue, namespace: temporal.namespace }, 'Worker running');
+    }
+
+    let server: http.Server | undefined;
+    if (api) {
+      const handle = createApp(services).callback();
+      server = http.createServer((req, res) => void handle(req, res));
+      // Slow or stalled clients must not hold connections for long.
+      server.requestTimeout = 30_000;
+      server.headersTimeout = 10_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, resolve);
+      });
+      const s = server;
+      cleanups.push(
+        () =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeIdleConnections();
+            setTimeout(() => s.closeAllConnections(), config.shutdownTimeoutMs).unref();
+          }),
+      );
+      logger.info(
+        { url: `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listeningPort(server)}` },
+        'API listening',
+      );
+    }
+
+    return { services, devServer, server, worker, workerStopped, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export function listeningPort(server: http.Server): number {
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let promise: Promise<void> | undefined;
+  return () => (promise ??= fn());
+}

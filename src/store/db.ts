@@ -1,0 +1,145 @@
+/**
+ * One small interface over the two databases the service runs on: embedded PGlite (default, in
+ * DATA_DIR) and a PostgreSQL server (DATABASE_URL). Stores take a `Queryable`, so the same SQL runs on both.
+ *
+ * Connection-level failures become AppError 503 `database_unavailable` here, once, so that no caller
+ * can leak a driver error or hang on a dead server.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { databaseUnavailable } from '../errors';
+
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** The embedded instance, when kind is 'pglite' (pglite-socket serves it to `npm run admin`). */
+  readonly pglite?: PGlite;
+  /** Runs `fn` in one transaction; rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a multi-statement SQL script (migrations). */
+  execScript(sql: string): Promise<void>;
+  /** Throws database_unavailable when the database cannot answer. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL SQLSTATE classes and driver messages that mean "the server is not there", not "your SQL is wrong". */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P|58)/;
+const UNAVAILABLE_NODE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|Query read timeout|the database system is (starting up|shutting down)|Cannot use a pool after calling end/i;
+
+export function isUnavailableError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_NODE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code)))
+    return true;
+  if (error instanceof AggregateError) return error.errors.some(isUnavailableError);
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
+}
+
+function mapUnavailable(error: unknown): never {
+  throw isUnavailableError(error) ? databaseUnavailable(error) : error;
+}
+
+export interface OpenDatabaseOptions {
+  /** A PostgreSQL connection string; undefined selects embedded PGlite in `dataDir`. */
+  url: string | undefined;
+  dataDir: string;
+  /** Pool size for a PostgreSQL server. */
+  maxConnections?: number;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.dataDir);
+}
+
+/** Where PGlite keeps its files inside DATA_DIR. */
+export function pgliteDirectory(dataDir: string): string {
+  return path.join(dataDir, 'pgdata');
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const directory = pgliteDirectory(dataDir);
+  fs.mkdirSync(directory, { recursive: true });
+  const db = await PGlite.create(directory);
+  const run = async <Row>(q: Pick<PGlite, 'query'>, sql: string, params?: unknown[]): Promise<Row[]> =>
+    (await q.query<Row>(sql, params)).rows;
+  return {
+    kind: 'pglite',
+    query: (sql, params) => run(db, sql, params),
+    transaction: (fn) => db.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params) })),
+    execScript: async (sql) => {
+      await db.exec(sql);
+    },
+    ping: async () => {
+      if (db.closed) throw databaseUnavailable(new Error('PGlite is closed'));
+      await db.query('select 1');
+    },
+    close: () => db.close(),
+    pglite: db,
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // A dead server must answer 503 quickly, never hang a request.
+    connectionTimeoutMillis: 3000,
+    query_timeout: 15000,
+    idleTimeoutMillis: 30000,
+  });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  const db: Database = {
+    kind: 'postgres',
+    query: async <Row>(sql: string, params?: unknown[]) => {
+      try {
+        return (await pool.query(sql, params)).rows as Row[];
+      } catch (error) {
+        return mapUnavailable(error);
+      }
+    },
+    transaction: async (fn) => {
+      const client = await pool.connect().catch(mapUnavailable);
+      try {
+        await client.query('begin');
+        const result = await fn({
+          query: async <Row>(sql: string, params?: unknown[]) =>
+            (await client.query(sql, params)).rows as Row[],
+        });
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        return mapUnavailable(error);
+      } finally {
+        client.release();
+      }
+    },
+    execScript: async (sql) => {
+      await db.query(sql);
+    },
+    ping: async () => {
+      await db.query('select 1');
+    },
+    close: () => pool.end(),
+  };
+  await db.ping();
+  return db;
+}

@@ -1,0 +1,38 @@
+/**
+ * Trigger idempotency keys (CONTRACT §4): per workspace and workflow, for 24 hours, a key maps to one
+ * execution id. The row is written before the workflow starts; a replay starts the same execution id
+ * again (a no-op when it already runs), so a crash between the two steps never loses the execution.
+ */
+import type { Queryable } from './db';
+
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+
+/**
+ * Returns the execution id bound to the key: `candidateId` when the key is new (or its previous use
+ * expired), otherwise the id stored by the first request.
+ */
+export async function claimIdempotencyKey(
+  db: Queryable,
+  input: { workspaceId: string; workflowId: string; key: string; candidateId: string },
+): Promise<{ executionId: string; replay: boolean }> {
+  const rows = await db.query<{ execution_id: string }>(
+    `insert into idempotency_keys (workspace_id, workflow_id, key, execution_id) values ($1, $2, $3, $4)
+     on conflict (workspace_id, workflow_id, key) do update
+       set execution_id = case when idempotency_keys.created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'
+                               then excluded.execution_id else idempotency_keys.execution_id end,
+           created_at = case when idempotency_keys.created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'
+                             then now() else idempotency_keys.created_at end
+     returning execution_id`,
+    [input.workspaceId, input.workflowId, input.key, input.candidateId],
+  );
+  const row = rows[0]!;
+  return { executionId: row.execution_id, replay: row.execution_id !== input.candidateId };
+}
+
+/** Deletes keys past the window; called now and then, not on every request. */
+export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
+  const rows = await db.query(
+    `delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours' returning 1`,
+  );
+  return rows.length;
+}

@@ -1,0 +1,64 @@
+/** Workspace secrets: names and sealed values (see secrets/cipher.ts); values never leave in listings. */
+import type { SecretCipher } from '../secrets/cipher';
+import type { Queryable } from './db';
+
+export const SECRET_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+export interface SecretListing {
+  name: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const sealContext = (workspaceId: string, name: string): string => `${workspaceId}/${name}`;
+
+export async function putSecret(
+  db: Queryable,
+  cipher: SecretCipher,
+  workspaceId: string,
+  name: string,
+  value: string,
+): Promise<void> {
+  await db.query(
+    `insert into secrets (workspace_id, name, sealed) values ($1, $2, $3)
+     on conflict (workspace_id, name) do update set sealed = excluded.sealed, updated_at = now()`,
+    [workspaceId, name, cipher.seal(value, sealContext(workspaceId, name))],
+  );
+}
+
+export async function listSecrets(
+  db: Queryable,
+  workspaceId: string,
+  page: { limit: number; after?: string },
+): Promise<SecretListing[]> {
+  return db.query<SecretListing>(
+    `select name, created_at, updated_at from secrets
+     where workspace_id = $1 and ($3::text is null or name > $3) order by name limit $2`,
+    [workspaceId, page.limit, page.after ?? null],
+  );
+}
+
+export async function deleteSecret(db: Queryable, workspaceId: string, name: string): Promise<boolean> {
+  const rows = await db.query('delete from secrets where workspace_id = $1 and name = $2 returning name', [
+    workspaceId,
+    name,
+  ]);
+  return rows.length > 0;
+}
+
+/** The plaintext values of the named secrets that exist (missing names are absent from the result). */
+export async function readSecretValues(
+  db: Queryable,
+  cipher: SecretCipher,
+  workspaceId: string,
+  names: string[],
+): Promise<Record<string, string>> {
+  if (names.length === 0) return {};
+  const rows = await db.query<{ name: string; sealed: string }>(
+    'select name, sealed from secrets where workspace_id = $1 and name = any($2::text[])',
+    [workspaceId, names],
+  );
+  return Object.fromEntries(
+    rows.map((row) => [row.name, cipher.open(row.sealed, sealContext(workspaceId, row.name))]),
+  );
+}

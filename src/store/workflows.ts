@@ -1,0 +1,140 @@
+/** Workflows and their immutable versions (CONTRACT §4). Every save is a new version: 1, 2, 3, ... */
+import type { Definition } from '../definitions/schema';
+import type { Database, Queryable } from './db';
+
+export interface WorkflowVersionRecord {
+  workflow_id: string;
+  version: number;
+  definition: Definition;
+  /** When this version was saved. */
+  version_created_at: Date;
+  /** When the workflow was first created, and last changed. */
+  created_at: Date;
+  updated_at: Date;
+  latest_version: number;
+}
+
+export interface WorkflowListing {
+  id: string;
+  name: string | null;
+  description: string | null;
+  trigger_type: string;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const isUniqueViolation = (error: unknown): boolean => (error as { code?: string }).code === '23505';
+
+/** Creates version 1; returns undefined when the id is taken in the workspace. */
+export async function createWorkflow(
+  db: Database,
+  workspaceId: string,
+  definition: Definition,
+): Promise<WorkflowVersionRecord | undefined> {
+  try {
+    return await db.transaction(async (tx) => {
+      await tx.query('insert into workflows (workspace_id, id, latest_version) values ($1, $2, 1)', [
+        workspaceId,
+        definition.id,
+      ]);
+      await insertVersion(tx, workspaceId, definition.id, 1, definition);
+      return (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) return undefined;
+    throw error;
+  }
+}
+
+/** Saves the next version; returns undefined when there is no such workflow. */
+export async function saveWorkflowVersion(
+  db: Database,
+  workspaceId: string,
+  definition: Definition,
+): Promise<WorkflowVersionRecord | undefined> {
+  return db.transaction(async (tx) => {
+    // The row lock serializes concurrent saves: each gets its own version number.
+    const [row] = await tx.query<{ latest_version: number }>(
+      'update workflows set latest_version = latest_version + 1, updated_at = now() where workspace_id = $1 and id = $2 returning latest_version',
+      [workspaceId, definition.id],
+    );
+    if (!row) return undefined;
+    await insertVersion(tx, workspaceId, definition.id, row.latest_version, definition);
+    return getWorkflowVersion(tx, workspaceId, definition.id);
+  });
+}
+
+async function insertVersion(
+  tx: Queryable,
+  workspaceId: string,
+  workflowId: string,
+  version: number,
+  definition: Definition,
+): Promise<void> {
+  await tx.query(
+    'insert into workflow_versions (workspace_id, workflow_id, version, definition) values ($1, $2, $3, $4::jsonb)',
+    [workspaceId, workflowId, version, JSON.stringify(definition)],
+  );
+}
+
+/** A version of a workflow (the latest when `version` is undefined). */
+export async function getWorkflowVersion(
+  db: Queryable,
+  workspaceId: string,
+  workflowId: string,
+  version?: number,
+): Promise<WorkflowVersionRecord | undefined> {
+  const [row] = await db.query<WorkflowVersionRecord>(
+    `select w.id as workflow_id, v.version, v.definition, v.created_at as version_created_at,
+            w.created_at, w.updated_at, w.latest_version
+       from workflows w
+       join workflow_versions v on v.workspace_id = w.workspace_id and v.workflow_id = w.id
+      where w.workspace_id = $1 and w.id = $2 and v.version = coalesce($3::int, w.latest_version)`,
+    [workspaceId, workflowId, version ?? null],
+  );
+  return row;
+}
+
+export async function listWorkflowVersions(
+  db: Queryable,
+  workspaceId: string,
+  workflowId: string,
+): Promise<{ version: number; created_at: Date }[]> {
+  return db.query(
+    'select version, created_at from workflow_versions where workspace_id = $1 and workflow_id = $2 order by version',
+    [workspaceId, workflowId],
+  );
+}
+
+/** Workflows of a workspace by id, with their latest version's name, description and trigger type. */
+export async function listWorkflows(
+  db: Queryable,
+  workspaceId: string,
+  page: { limit: number; after?: string },
+): Promise<WorkflowListing[]> {
+  return db.query<WorkflowListing>(
+    `select w.id, v.definition->>'name' as name, v.definition->>'description' as description,
+            coalesce(v.definition->'trigger'->>'type', 'api') as trigger_type,
+            w.latest_version as version, w.created_at, w.updated_at
+       from workflows w
+       join workflow_versions v on v.workspace_id = w.workspace_id and v.workflow_id = w.id and v.version = w.latest_version
+      where w.workspace_id = $1 and ($3::text is null or w.id > $3)
+      order by w.id
+      limit $2`,
+    [workspaceId, page.limit, page.after ?? null],
+  );
+}
+
+/** Deletes a workflow and its versions; running executions go on (they carry their definition). */
+export async function deleteWorkflow(
+  db: Queryable,
+  workspaceId: string,
+  workflowId: string,
+): Promise<boolean> {
+  const rows = await db.query('delete from workflows where workspace_id = $1 and id = $2 returning id', [
+    workspaceId,
+    workflowId,
+  ]);
+  return rows.length > 0;
+}

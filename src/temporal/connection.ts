@@ -1,0 +1,57 @@
+/**
+ * Connecting to Temporal. With TEMPORAL_ADDRESS unset the service runs its own dev server and connects
+ * to it; otherwise `@temporalio/envconfig` reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+ * TEMPORAL_TLS* (and TEMPORAL_PROFILE / the config file), exactly as the Temporal CLI does, so the same
+ * settings reach a self-hosted cluster or Temporal Cloud.
+ *
+ * One NativeConnection serves both the client and the worker of a process; sharing it is what lets
+ * the single-process mode start workflows eagerly (first task handed back in the start response).
+ */
+import { Client } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
+
+/** Environment variables read by @temporalio/envconfig (listed in the README and checked by tests). */
+export const TEMPORAL_ENVCONFIG_VARIABLES = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+  'TEMPORAL_PROFILE',
+  'TEMPORAL_CONFIG_FILE',
+] as const;
+
+export interface TemporalTarget {
+  connectionOptions: NativeConnectionOptions;
+  namespace: string;
+}
+
+/** Where to connect: the dev server we started, or what envconfig says. */
+export function resolveTemporalTarget(
+  devServerAddress: string | undefined,
+  namespace: string,
+): TemporalTarget {
+  if (devServerAddress) return { connectionOptions: { address: devServerAddress }, namespace };
+  const loaded = loadClientConnectConfig();
+  return { connectionOptions: loaded.connectionOptions, namespace: loaded.namespace ?? namespace };
+}
+
+export interface TemporalConnection {
+  connection: NativeConnection;
+  client: Client;
+  namespace: string;
+}
+
+export async function connectTemporal(target: TemporalTarget): Promise<TemporalConnection> {
+  const connection = await NativeConnection.connect(target.connectionOptions);
+  const client = new Client({ connection, namespace: target.namespace });
+  return { connection, client, namespace: target.namespace };
+}

@@ -1,0 +1,160 @@
+/**
+ * The Temporal CLI dev server as a child process: a real Temporal server persisted in a SQLite file
+ * under the data folder (so restarts keep every execution), with Temporal UI. Used by `npm start`, the
+ * test suite and the benchmarks; production points TEMPORAL_ADDRESS at a real cluster instead.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { Logger } from '../logger';
+import { SEARCH_ATTRIBUTES } from '../../workers/shared/search-attributes';
+
+export interface DevServerOptions {
+  cliPath: string;
+  /** Folder of the SQLite database and the server's log file. */
+  dataDir: string;
+  ip: string;
+  port: number;
+  /** 0 disables the UI. */
+  uiPort: number;
+  namespace: string;
+  logger: Logger;
+  /** How long to wait for the frontend to answer. */
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | undefined;
+  logFile: string;
+  process: ChildProcess;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const SEARCH_ATTRIBUTE_TYPE_NAMES: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  BOOL: 'Bool',
+  TEXT: 'Text',
+  DATETIME: 'Datetime',
+  DOUBLE: 'Double',
+  KEYWORD_LIST: 'KeywordList',
+};
+
+export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPath'>): string[] {
+  const args = [
+    'server',
+    'start-dev',
+    '--db-filename',
+    path.join(options.dataDir, 'temporal.db'),
+    '--ip',
+    options.ip,
+    '--port',
+    String(options.port),
+    '--log-level',
+    'warn',
+    // WAL: many times the write throughput of the default journal, without losing committed work
+    // when the process is killed.
+    '--sqlite-pragma',
+    'journal_mode=WAL',
+    '--sqlite-pragma',
+    'synchronous=NORMAL',
+    // Execution lists go through visibility, rate-limited per namespace by default; lift it for one user.
+    '--dynamic-config-value',
+    'frontend.namespaceRPS.visibility=2000',
+    '--dynamic-config-value',
+    'frontend.namespaceBurstRatio.visibility=2',
+  ];
+  if (options.uiPort > 0) args.push('--ui-port', String(options.uiPort), '--ui-ip', options.ip);
+  else args.push('--headless');
+  if (options.namespace !== 'default') args.push('--namespace', options.namespace);
+  for (const key of SEARCH_ATTRIBUTES)
+    args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPE_NAMES[key.type]}`);
+  return args;
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  fs.mkdirSync(options.dataDir, { recursive: true });
+  const logFile = path.join(options.dataDir, 'temporal-dev-server.log');
+  const log = fs.openSync(logFile, 'a');
+  const address = `${options.ip}:${options.port}`;
+  options.logger.info({ address, dataDir: options.dataDir }, 'Starting the Temporal dev server');
+  const child = spawn(options.cliPath, devServerArgs(options), { stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      resolve();
+    });
+  });
+  child.once('error', (error) => options.logger.error({ err: error }, 'Temporal dev server failed to start'));
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited)
+      throw new Error(
+        `The Temporal dev server exited at start (${describeExit(exited)}). ${hint(options, logFile)}`,
+      );
+    if (await frontendAnswers(address)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(
+        `The Temporal dev server did not answer on ${address} in time. ${hint(options, logFile)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const uiUrl =
+    options.uiPort > 0
+      ? `http://${options.ip === '0.0.0.0' ? '127.0.0.1' : options.ip}:${options.uiPort}`
+      : undefined;
+  options.logger.info({ address, ui: uiUrl, pid: child.pid }, 'Temporal dev server is up');
+
+  return {
+    address,
+    uiUrl,
+    logFile,
+    process: child,
+    async stop(graceMs = 10_000) {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exitPromise;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function frontendAnswers(address: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 1000 });
+    await connection.withDeadline(Date.now() + 1000, () => connection!.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+function describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): string {
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}
+
+function hint(options: DevServerOptions, logFile: string): string {
+  let tail = '';
+  try {
+    tail = fs.readFileSync(logFile, 'utf8').split('\n').filter(Boolean).slice(-5).join('\n    ');
+  } catch {
+    // no log yet
+  }
+  return (
+    `Is port ${options.port} (TEMPORAL_DEV_PORT) or ${options.uiPort} (TEMPORAL_UI_PORT) already in use? ` +
+    `Log: ${logFile}${tail ? `\n    ${tail}` : ''}`
+  );
+}

@@ -1,0 +1,24 @@
+/**
+ * Custom search attributes set on every execution (CONTRACT §10), so that Temporal UI and
+ * `temporal workflow list --query` find runs by workspace, workflow, version and trigger.
+ * Registered on the namespace at start; the README lists them.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const WORKSPACE_ATTRIBUTE = defineSearchAttributeKey(
+  'SwitchyardWorkspace',
+  SearchAttributeType.KEYWORD,
+);
+export const WORKFLOW_ATTRIBUTE = defineSearchAttributeKey('SwitchyardWorkflow', SearchAttributeType.KEYWORD);
+export const VERSION_ATTRIBUTE = defineSearchAttributeKey('SwitchyardVersion', SearchAttributeType.INT);
+export const TRIGGER_ATTRIBUTE = defineSearchAttributeKey('SwitchyardTrigger', SearchAttributeType.KEYWORD);
+/** True while an approval step waits for a decision: the difference between `running` and `waiting`. */
+export const WAITING_ATTRIBUTE = defineSearchAttributeKey('SwitchyardWaiting', SearchAttributeType.BOOL);
+
+export const SEARCH_ATTRIBUTES = [
+  WORKSPACE_ATTRIBUTE,
+  WORKFLOW_ATTRIBUTE,
+  VERSION_ATTRIBUTE,
+  TRIGGER_ATTRIBUTE,
+  WAITING_ATTRIBUTE,
+] as const;

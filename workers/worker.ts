@@ -1,0 +1,69 @@
+/**
+ * The Temporal worker of executions: the prebuilt workflow bundle (`npm run build` writes it; bundling
+ * at every start would cost seconds), and the activities wired to this process's dependencies.
+ */
+import fs from 'node:fs';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  Worker,
+  type NativeConnection,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
+import type { Logger } from '../src/logger';
+import { workflowBundlePath } from '../src/paths';
+import { createActivities, type ActivityDeps } from './activities';
+
+export interface ExecutionWorkerOptions extends ActivityDeps {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  logger: Logger;
+  /** A bundle built earlier in this process (tests share one across workers). */
+  bundle?: WorkflowBundleOption;
+}
+
+const SDK_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/**
+ * Routes the Temporal SDK's own logs into our structured logger. Must run before the first connection
+ * of the process; later calls are ignored.
+ */
+export function installTemporalRuntime(logger: Logger): void {
+  const sdkLogger = logger.child({ component: 'temporal-sdk' });
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) => {
+        sdkLogger[SDK_LEVELS[entry.level]]({ ...entry.meta }, entry.message);
+      }),
+    });
+  } catch {
+    // Already installed in this process (tests create several services).
+  }
+}
+
+/** The workflow bundle: the one `npm run build` wrote, or a fresh one (development without a build). */
+export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundleOption> {
+  if (fs.existsSync(workflowBundlePath)) return { codePath: workflowBundlePath };
+  logger.info(
+    'No prebuilt workflow bundle; bundling the workflow code now (run `npm run build` to skip this)',
+  );
+  return bundleWorkflowCode({
+    workflowsPath: require.resolve('./workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
+}
+
+export async function createExecutionWorker(options: ExecutionWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
+    activities: createActivities(options),
+    // Steps mostly wait on the network: many can run at once on one core.
+    maxConcurrentActivityTaskExecutions: 200,
+    shutdownGraceTime: '10s',
+  });
+}
