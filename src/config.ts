@@ -78,6 +78,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   seedDemo: boolean;
   shutdownTimeoutMs: number;
+  /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
+  environment: Record<string, string>;
 }
 
 export class ConfigError extends Error {
@@ -123,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     seedDemo: e.SEED_DEMO,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    environment: present as Record<string, string>,
   };
 }
 

@@ -77,7 +77,7 @@ export async function startRuntime({
 
     installTemporalRuntime(logger);
     const temporal: TemporalConnection = await connectTemporal(
-      resolveTemporalTarget(devServer?.address, config.temporal.namespace),
+      resolveTemporalTarget(devServer?.address, config.temporal.namespace, config.environment),
     );
     cleanups.push(() => temporal.connection.close());
     await ensureSearchAttributes(temporal, logger);

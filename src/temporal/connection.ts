@@ -38,9 +38,10 @@ export interface TemporalTarget {
 export function resolveTemporalTarget(
   devServerAddress: string | undefined,
   namespace: string,
+  environment: Record<string, string>,
 ): TemporalTarget {
   if (devServerAddress) return { connectionOptions: { address: devServerAddress }, namespace };
-  const loaded = loadClientConnectConfig();
+  const loaded = loadClientConnectConfig({ overrideEnvVars: environment });
   return { connectionOptions: loaded.connectionOptions, namespace: loaded.namespace ?? namespace };
 }
 

@@ -1,0 +1,171 @@
+/**
+ * The real parts every integration test runs against: one Temporal dev server per test run (started on
+ * first use), and per test file a service (API + worker on its own task queue) over a fresh database —
+ * embedded PGlite or a throwaway database on the PostgreSQL server (TEST_DATABASE_URL).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import request from 'supertest';
+import { loadConfig, type Config } from '../../src/config';
+import { createLogger, type Logger } from '../../src/logger';
+import { newApiKey, randomBase62 } from '../../src/ids';
+import { createApiKey, type Scope } from '../../src/store/api-keys';
+import { createWorkspace } from '../../src/store/workspaces';
+import { listeningPort, startRuntime, type Runtime } from '../../src/runtime';
+import { ensureTemporalCli } from '../../src/temporal/cli';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { freePort } from './ports';
+
+export const DB_KINDS = ['pglite', 'postgres'] as const;
+export type DbKind = (typeof DB_KINDS)[number];
+
+export const TEST_DATABASE_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export const testLogger: Logger = createLogger((process.env['TEST_LOG_LEVEL'] as Config['logLevel'] | undefined) ?? 'silent');
+
+export function tempDir(prefix = 'sy-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+interface SharedTemporal {
+  devServer: DevServer;
+  cliPath: string;
+  address: string;
+}
+
+let shared: Promise<SharedTemporal> | undefined;
+
+/** The run's Temporal dev server, started on first use. */
+export function sharedTemporal(): Promise<SharedTemporal> {
+  shared ??= (async () => {
+    const cliPath = await ensureTemporalCli(process.env['TEMPORAL_CLI_PATH'], testLogger);
+    const devServer = await startDevServer({
+      cliPath,
+      dataDir: tempDir('sy-temporal-'),
+      ip: '127.0.0.1',
+      port: await freePort(),
+      uiPort: 0,
+      namespace: 'default',
+      logger: testLogger,
+    });
+    return { devServer, cliPath, address: devServer.address };
+  })();
+  return shared;
+}
+
+export async function stopSharedTemporal(): Promise<void> {
+  if (!shared) return;
+  const { devServer } = await shared;
+  await devServer.stop();
+}
+
+/** A database of its own on the PostgreSQL server, dropped by `drop()`. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sy_test_${randomBase62(10).toLowerCase()}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch (error) {
+    throw new Error(`The PostgreSQL tests need a server at ${TEST_DATABASE_URL} (set TEST_DATABASE_URL): ${(error as Error).message}`);
+  }
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestService {
+  runtime: Runtime;
+  config: Config;
+  /** Base URL of the listening API. */
+  url: string;
+  /** An admin key of the `default` workspace (BOOTSTRAP_API_KEY). */
+  adminKey: string;
+  api(key?: string): ApiClient;
+  /** A new workspace with a key of the given scopes. */
+  newWorkspace(scopes?: Scope[]): Promise<{ workspaceId: string; key: string }>;
+  /** A new key in an existing workspace. */
+  newKey(workspaceId: string, scopes: Scope[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface ApiClient {
+  get(path: string): request.Test;
+  delete(path: string): request.Test;
+  post(path: string, body?: unknown): request.Test;
+  put(path: string, body?: unknown): request.Test;
+}
+
+export function apiClient(url: string, key?: string): ApiClient {
+  const auth = (test: request.Test) => (key ? test.set('Authorization', `Bearer ${key}`) : test);
+  const withBody = (test: request.Test, body: unknown) => (body === undefined ? test : test.send(body as object));
+  return {
+    get: (p) => auth(request(url).get(p)),
+    delete: (p) => auth(request(url).delete(p)),
+    post: (p, body) => withBody(auth(request(url).post(p)), body),
+    put: (p, body) => withBody(auth(request(url).put(p)), body),
+  };
+}
+
+export interface TestServiceOptions {
+  db?: DbKind;
+  /** Extra environment (configuration) for this service. */
+  env?: Record<string, string>;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const temporal = await sharedTemporal();
+  const dataDir = tempDir();
+  const database = options.db === 'postgres' ? await createPostgresDatabase() : undefined;
+  const adminKey = newApiKey();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `test-${randomBase62(8)}`,
+    BOOTSTRAP_API_KEY: adminKey,
+    ALLOW_PRIVATE_DESTINATIONS: 'true',
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...options.env,
+  });
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime({ config, logger: testLogger, api: true, worker: true });
+  } catch (error) {
+    await database?.drop();
+    throw error;
+  }
+  const url = `http://127.0.0.1:${listeningPort(runtime.server!)}`;
+  const db = runtime.services.db;
+  return {
+    runtime,
+    config,
+    url,
+    adminKey,
+    api: (key = adminKey) => apiClient(url, key),
+    newWorkspace: async (scopes = ['admin']) => {
+      const workspaceId = `ws-${randomBase62(8).toLowerCase()}`;
+      await createWorkspace(db, workspaceId, workspaceId);
+      return { workspaceId, key: (await createApiKey(db, { workspaceId, name: 'test', scopes })).key };
+    },
+    newKey: async (workspaceId, scopes) => (await createApiKey(db, { workspaceId, name: 'test', scopes })).key,
+    stop: async () => {
+      await runtime.stop();
+      await database?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
