@@ -58,19 +58,20 @@ export function createApp(services: Services): Koa {
   app.use(securityHeaders());
   app.use(accessLog(services));
   app.use(errorHandler(services.logger));
-  app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () =>
-        new AppError(405, 'method_not_allowed', 'This method is not allowed on this resource.'),
-      notImplemented: () =>
-        new AppError(405, 'method_not_allowed', 'This method is not allowed on this resource.'),
-    }),
-  );
-  app.use(async (ctx) => {
-    throw new AppError(404, 'not_found', `No route ${ctx.method} ${ctx.path}.`);
+  // Runs around the router: turns "no route answered" into the contract's 404, and the router's bare
+  // 405/501 (it sets the Allow header) into 405 method_not_allowed.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.body != null) return;
+    if (ctx.status === 405 || ctx.status === 501) {
+      throw new AppError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, {
+        headers: { Allow: ctx.response.get('Allow') },
+      });
+    }
+    if (ctx.status === 404) throw new AppError(404, 'not_found', `No route ${ctx.method} ${ctx.path}.`);
   });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }
 

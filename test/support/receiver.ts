@@ -72,13 +72,25 @@ export class Receiver {
     } catch {
       json = undefined;
     }
-    const request: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+    const request: ReceivedRequest = {
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body,
+      json,
+      at: Date.now(),
+    };
     this.requests.push(request);
     const reply = await (this.queue.shift() ?? this.fallback)(request);
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
     if (reply.until) await reply.until.catch(() => undefined);
     if (res.destroyed) return;
-    const payload = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+    const payload =
+      reply.body === undefined
+        ? ''
+        : typeof reply.body === 'string'
+          ? reply.body
+          : JSON.stringify(reply.body);
     res.writeHead(reply.status ?? 200, {
       ...(typeof reply.body === 'object' ? { 'content-type': 'application/json' } : {}),
       ...reply.headers,

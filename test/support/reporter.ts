@@ -10,7 +10,9 @@ class SummaryReporter extends Mocha.reporters.Spec {
     super(runner, options);
     runner.once(EVENT_RUN_END, () => {
       const { passes, failures, pending } = runner.stats ?? { passes: 0, failures: 0, pending: 0 };
-      process.stdout.write(`\n${passes} passed, ${failures} failed${pending ? `, ${pending} skipped` : ''}\n`);
+      process.stdout.write(
+        `\n${passes} passed, ${failures} failed${pending ? `, ${pending} skipped` : ''}\n`,
+      );
     });
   }
 }

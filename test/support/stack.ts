@@ -21,9 +21,12 @@ import { freePort } from './ports';
 export const DB_KINDS = ['pglite', 'postgres'] as const;
 export type DbKind = (typeof DB_KINDS)[number];
 
-export const TEST_DATABASE_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_DATABASE_URL =
+  process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export const testLogger: Logger = createLogger((process.env['TEST_LOG_LEVEL'] as Config['logLevel'] | undefined) ?? 'silent');
+export const testLogger: Logger = createLogger(
+  (process.env['TEST_LOG_LEVEL'] as Config['logLevel'] | undefined) ?? 'silent',
+);
 
 export function tempDir(prefix = 'sy-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -68,7 +71,9 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop(): P
   try {
     await admin.connect();
   } catch (error) {
-    throw new Error(`The PostgreSQL tests need a server at ${TEST_DATABASE_URL} (set TEST_DATABASE_URL): ${(error as Error).message}`);
+    throw new Error(
+      `The PostgreSQL tests need a server at ${TEST_DATABASE_URL} (set TEST_DATABASE_URL): ${(error as Error).message}`,
+    );
   }
   await admin.query(`create database ${name}`);
   await admin.end();
@@ -109,7 +114,8 @@ export interface ApiClient {
 
 export function apiClient(url: string, key?: string): ApiClient {
   const auth = (test: request.Test) => (key ? test.set('Authorization', `Bearer ${key}`) : test);
-  const withBody = (test: request.Test, body: unknown) => (body === undefined ? test : test.send(body as object));
+  const withBody = (test: request.Test, body: unknown) =>
+    body === undefined ? test : test.send(body as object);
   return {
     get: (p) => auth(request(url).get(p)),
     delete: (p) => auth(request(url).delete(p)),
@@ -161,7 +167,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       await createWorkspace(db, workspaceId, workspaceId);
       return { workspaceId, key: (await createApiKey(db, { workspaceId, name: 'test', scopes })).key };
     },
-    newKey: async (workspaceId, scopes) => (await createApiKey(db, { workspaceId, name: 'test', scopes })).key,
+    newKey: async (workspaceId, scopes) =>
+      (await createApiKey(db, { workspaceId, name: 'test', scopes })).key,
     stop: async () => {
       await runtime.stop();
       await database?.drop();

@@ -72,11 +72,16 @@ export async function evaluateExpression(
   context: unknown,
   limits: EvaluationLimits = DEFAULT_LIMITS,
 ): Promise<unknown> {
-  const compiled = jsonata(expression, {
-    stack: limits.maxDepth,
-    sequence: limits.maxSequence,
-    ...(limits.timeoutMs ? { timeout: limits.timeoutMs } : {}),
-  });
+  let compiled: jsonata.Expression;
+  try {
+    compiled = jsonata(expression, {
+      stack: limits.maxDepth,
+      sequence: limits.maxSequence,
+      ...(limits.timeoutMs ? { timeout: limits.timeoutMs } : {}),
+    });
+  } catch (error) {
+    throw toExpressionError(expression, error);
+  }
   let steps = 0;
   // JSONata calls this hook before evaluating every node: a deterministic budget that also stops
   // tail-recursive loops, which never grow the stack.

@@ -1,0 +1,49 @@
+# Production image of Switchyard: one image, two processes.
+#   API (default command): node dist/src/api-main.js
+#   worker:                node dist/workers/main.js
+# Both need DATABASE_URL and TEMPORAL_ADDRESS; docker-compose.yml shows the whole stack.
+#
+# Debian (glibc), not Alpine: @temporalio/core-bridge ships its native module prebuilt for
+# x86_64/aarch64-unknown-linux-gnu only. Node 22 LTS; any Node >= 20.19 works (package.json engines).
+ARG NODE_IMAGE=node:22-trixie-slim
+
+# --- build: every dependency, then tsc and the workflow bundle (`npm run build` writes dist/) ---
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts ./scripts
+COPY src ./src
+COPY workers ./workers
+RUN npm run build
+
+# --- production-dependencies: runtime packages only (@temporalio/testing included: it is a dependency) ---
+FROM ${NODE_IMAGE} AS production-dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+
+# --- runtime ---
+FROM ${NODE_IMAGE} AS runtime
+# The Temporal core bridge verifies TLS (Temporal Cloud, a TLS frontend) against the system roots.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+# The service finds its root by walking up to package.json, then reads <root>/migrations and
+# <root>/dist/workflow-bundle.js: keep this layout.
+WORKDIR /app
+COPY --from=production-dependencies /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
+COPY migrations ./migrations
+COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/workers ./dist/workers
+COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js
+# Every process creates DATA_DIR (./.data) at start, even with DATABASE_URL set; the code stays root-owned.
+RUN mkdir -p /app/.data && chown node:node /app/.data
+USER node
+EXPOSE 3000
+# No HEALTHCHECK here: the worker runs this image too and serves no HTTP; docker-compose.yml gives
+# the API its /readyz check.
+CMD ["node", "dist/src/api-main.js"]

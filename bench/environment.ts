@@ -1,0 +1,35 @@
+/** Where the numbers were measured: they mean little without the machine and the versions. */
+import { execFile } from 'node:child_process';
+import os from 'node:os';
+import { promisify } from 'node:util';
+import { projectRoot, projectVersion } from '../src/paths';
+import type { BenchStack } from './stack';
+
+const run = promisify(execFile);
+
+async function firstLineOf(command: string, args: string[]): Promise<string | null> {
+  try {
+    const { stdout } = await run(command, args, { cwd: projectRoot, timeout: 20_000 });
+    return stdout.trim().split('\n')[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export async function describeEnvironment(stack: BenchStack) {
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    switchyard_version: projectVersion,
+    git_commit: await firstLineOf('git', ['rev-parse', '--short', 'HEAD']),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpu_model: cpus[0]?.model.trim() ?? null,
+    cpu_count: cpus.length,
+    total_memory_mb: Math.round(os.totalmem() / 2 ** 20),
+    temporal_cli: await firstLineOf(stack.cliPath, ['--version']),
+    database: stack.runtime.services.db.kind,
+    /** The worker shares the API's connection, so starts hand back the first workflow task. */
+    eager_start: stack.runtime.services.eagerStart,
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * `npm run bench`: starts its own stack (Temporal dev server + one service process on PGlite), runs
+ * every scenario against it in one go, and prints one JSON document on stdout (also written to
+ * bench/results/latest.json). Progress and logs go to stderr. It measures only: no thresholds.
+ *
+ * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_E2E.
+ * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../src/paths';
+import { describeEnvironment } from './environment';
+import { createApiClient } from './http-load';
+import type { BenchContext, BenchSettings } from './scenarios/common';
+import { benchEndToEnd } from './scenarios/end-to-end';
+import { benchApiTrigger, benchRawStart, compareApiToRaw } from './scenarios/trigger';
+import { progress, startBenchStack } from './stack';
+
+const RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'latest.json');
+
+function positiveIntFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new Error(`${name} must be a non-negative integer, got '${raw}'`);
+  return value;
+}
+
+function readSettings(): BenchSettings {
+  return {
+    triggers: positiveIntFromEnv('BENCH_TRIGGERS', 2000),
+    concurrency: Math.max(1, positiveIntFromEnv('BENCH_CONCURRENCY', 32)),
+    warmup: positiveIntFromEnv('BENCH_WARMUP', 200),
+    e2e: positiveIntFromEnv('BENCH_E2E', 500),
+  };
+}
+
+function writeResults(report: unknown): string {
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
+  const staging = `${RESULTS_FILE}.${process.pid}.tmp`;
+  fs.writeFileSync(staging, json);
+  fs.renameSync(staging, RESULTS_FILE);
+  return json;
+}
+
+async function runScenarios(ctx: BenchContext) {
+  const apiTrigger = await benchApiTrigger(ctx);
+  const rawStart = await benchRawStart(ctx);
+  const endToEnd = await benchEndToEnd(ctx);
+  return {
+    api_trigger: apiTrigger,
+    raw_start: rawStart,
+    api_vs_raw: compareApiToRaw(apiTrigger, rawStart),
+    end_to_end: endToEnd,
+  };
+}
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const began = Date.now();
+  const starting = startBenchStack();
+  const interrupted = () => {
+    progress('interrupted: stopping the stack');
+    void starting
+      .then((stack) => stack.stop())
+      .catch(() => undefined)
+      .finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+
+  const stack = await starting;
+  const api = createApiClient(stack.baseUrl, stack.apiKey, settings.concurrency);
+  try {
+    const results = await runScenarios({ stack, settings, api });
+    const report = {
+      benchmark: 'switchyard',
+      settings,
+      ...results,
+      environment: await describeEnvironment(stack),
+      duration_s: Math.round((Date.now() - began) / 1000),
+    };
+    process.stdout.write(writeResults(report));
+    progress(`written to ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+  } finally {
+    progress('stopping the stack');
+    await api.close();
+    await stack.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    progress(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,37 @@
+/** What every scenario receives, and the workload they share (the seeded demo workflow). */
+import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
+import { DEFAULT_WORKSPACE_ID } from '../../src/store/workspaces';
+import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import type { ApiClient } from '../http-load';
+import type { BenchStack } from '../stack';
+import { quote } from '../visibility';
+
+export interface BenchSettings {
+  /** Measured operations per throughput scenario (BENCH_TRIGGERS). */
+  triggers: number;
+  /** Operations in flight at once (BENCH_CONCURRENCY). */
+  concurrency: number;
+  /** Unmeasured operations before each throughput scenario (BENCH_WARMUP). */
+  warmup: number;
+  /** Executions of the end-to-end scenario (BENCH_E2E). */
+  e2e: number;
+}
+
+export interface BenchContext {
+  stack: BenchStack;
+  settings: BenchSettings;
+  /** Keep-alive HTTP client with the BOOTSTRAP key, one connection per concurrent caller. */
+  api: ApiClient;
+}
+
+/** The seeded demo workflow (rules steps only, so every run succeeds without the network). */
+export const DEMO_WORKFLOW_ID = CUSTOMER_ONBOARDING.id;
+export const DEMO_WORKSPACE_ID = DEFAULT_WORKSPACE_ID;
+
+/** The trigger body of operation `index`: both plans that succeed, alternately. */
+export function demoInput(index: number): { customer: string; plan: string } {
+  return { customer: `Customer ${index}`, plan: index % 2 === 0 ? 'starter' : 'enterprise' };
+}
+
+/** Visibility query of every execution of the demo workflow in the benchmark's workspace. */
+export const DEMO_EXECUTIONS_QUERY = `${WORKSPACE_ATTRIBUTE.name} = ${quote(DEMO_WORKSPACE_ID)} AND ${WORKFLOW_ATTRIBUTE.name} = ${quote(DEMO_WORKFLOW_ID)}`;

@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config';
+
+describe('configuration', () => {
+  it('has the contract defaults with an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.port).to.equal(3000);
+    expect(config.temporal.address).to.equal(undefined);
+    expect(config.temporal.namespace).to.equal('default');
+    expect(config.temporal.devPort).to.equal(7233);
+    expect(config.temporal.uiPort).to.equal(8233);
+    expect(config.temporal.retentionDays).to.equal(30);
+    expect(config.databaseUrl).to.equal(undefined);
+    expect(config.allowPrivateDestinations).to.equal(false);
+    expect(config.logLevel).to.equal('info');
+    expect(config.bodyLimitBytes).to.equal(1024 * 1024);
+    expect(config.rateLimit).to.deep.equal({ perSecond: 50, burst: 100 });
+  });
+
+  it('reads the default webhook retry schedule in milliseconds', () => {
+    expect(loadConfig({}).webhookRetryScheduleMs).to.deep.equal(
+      [5, 300, 1800, 7200, 18000, 36000, 36000].map((s) => s * 1000),
+    );
+  });
+
+  it('parses a custom webhook retry schedule', () => {
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '0.5, 1,2' }).webhookRetryScheduleMs).to.deep.equal([
+      500, 1000, 2000,
+    ]);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' }).port).to.equal(3000);
+  });
+
+  it('lists every invalid variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'abc',
+        LOG_LEVEL: 'loud',
+        BOOTSTRAP_API_KEY: 'short',
+        ALLOW_PRIVATE_DESTINATIONS: 'maybe',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'LOG_LEVEL', 'BOOTSTRAP_API_KEY', 'ALLOW_PRIVATE_DESTINATIONS'])
+      expect(problems).to.include(name);
+  });
+});

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import { AppError } from '../../src/errors';
+import { parseDefinition } from '../../src/definitions/validate';
+import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
+
+function problemsOf(definition: unknown): { path: string; message: string }[] {
+  try {
+    parseDefinition(definition);
+  } catch (error) {
+    expect(error).to.be.instanceOf(AppError);
+    expect((error as AppError).code).to.equal('invalid_definition');
+    return (error as AppError).details;
+  }
+  return expect.fail('the definition should have been rejected');
+}
+
+const base = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ id: 'wf', steps, ...extra });
+const rules = (id: string, when = 'true', more: Record<string, unknown> = {}) => ({
+  id,
+  kind: 'rules',
+  rules: [{ when, output: 1 }],
+  ...more,
+});
+
+describe('definition validation', () => {
+  it('accepts the demo workflow', () => {
+    expect(parseDefinition(CUSTOMER_ONBOARDING).id).to.equal('customer-onboarding');
+  });
+
+  it('accepts all four step kinds', () => {
+    const definition = base([
+      rules('route'),
+      {
+        id: 'crm',
+        kind: 'connector',
+        connector: 'http',
+        request: { method: 'POST', url: 'https://x.example/{{ input.id }}' },
+      },
+      { id: 'welcome', kind: 'ai', prompt: 'Hello {{ input.name }}' },
+      { id: 'review', kind: 'approval', if: 'steps.route.output = 1', timeout: '72h' },
+    ]);
+    expect(parseDefinition(definition).steps).to.have.length(4);
+  });
+
+  it('rejects a bad workflow id with its path', () => {
+    expect(problemsOf({ ...base([rules('a')]), id: 'Bad Id' })[0]!.path).to.equal('/id');
+  });
+
+  it('rejects an unknown step kind', () => {
+    const [problem] = problemsOf(base([{ id: 'a', kind: 'teleport' }]));
+    expect(problem!.path).to.equal('/steps/0/kind');
+    expect(problem!.message).to.include('rules');
+  });
+
+  it('rejects unknown fields instead of ignoring them', () => {
+    const [problem] = problemsOf(base([{ ...rules('a'), retries: 3 }]));
+    expect(problem!.path).to.equal('/steps/0');
+    expect(problem!.message).to.include('retries');
+  });
+
+  it('rejects duplicate step ids', () => {
+    const problems = problemsOf(base([rules('a'), rules('a')]));
+    expect(problems).to.deep.include({ path: '/steps/1/id', message: 'duplicate step id "a"' });
+  });
+
+  it('reserves the id "trigger"', () => {
+    expect(problemsOf(base([rules('trigger')]))[0]!.path).to.equal('/steps/0/id');
+  });
+
+  it('rejects an expression that does not parse, naming where', () => {
+    const [problem] = problemsOf(base([rules('a', 'input.plan = ')]));
+    expect(problem!.path).to.equal('/steps/0/rules/0/when');
+    expect(problem!.message).to.include('does not parse');
+  });
+
+  it('rejects a template that does not parse', () => {
+    const step = {
+      id: 'c',
+      kind: 'connector',
+      connector: 'http',
+      request: { url: 'https://x/{{ input. }}' },
+    };
+    expect(problemsOf(base([step]))[0]!.path).to.equal('/steps/0/request/url');
+  });
+
+  it('rejects a reference to a step that does not come earlier', () => {
+    const problems = problemsOf(base([rules('a', 'steps.b.output = 1'), rules('b')]));
+    expect(problems[0]!.message).to.include('"b"');
+  });
+
+  it('rejects secrets outside connector and ai steps', () => {
+    const problems = problemsOf(
+      base([{ id: 'a', kind: 'rules', rules: [{ when: 'true', output: '{{ secrets.X }}' }] }]),
+    );
+    expect(problems[0]!.message).to.include('secrets');
+  });
+
+  it('rejects a template that mixes secrets with other data', () => {
+    const step = {
+      id: 'c',
+      kind: 'connector',
+      connector: 'http',
+      request: { url: 'https://x', headers: { A: '{{ secrets.T & input.x }}' } },
+    };
+    expect(problemsOf(base([step]))[0]!.path).to.equal('/steps/0/request/headers/A');
+  });
+
+  it('rejects a string holding a secrets template and another template', () => {
+    const step = {
+      id: 'c',
+      kind: 'connector',
+      connector: 'http',
+      request: { url: 'https://x', headers: { A: '{{ secrets.T }}:{{ input.x }}' } },
+    };
+    expect(problemsOf(base([step]))[0]!.message).to.include('cannot hold other templates');
+  });
+
+  it('rejects an input_schema that is not a JSON Schema', () => {
+    expect(problemsOf(base([rules('a')], { input_schema: { type: 'nonsense' } }))[0]!.path).to.equal(
+      '/input_schema',
+    );
+  });
+
+  it('rejects a schedule trigger without cron or every', () => {
+    expect(problemsOf(base([rules('a')], { trigger: { type: 'schedule' } }))[0]!.path).to.equal('/trigger');
+  });
+
+  it('reports every problem at once', () => {
+    expect(
+      problemsOf(base([rules('a', 'input.'), rules('a', 'steps.zz.output')])),
+    ).to.have.length.of.at.least(3);
+  });
+});

@@ -1,0 +1,519 @@
+/**
+ * docker-compose.yml, Dockerfile and .dockerignore, checked by reading them (no Docker engine needed):
+ * the services of the production shape, environment names the service really reads, addresses and
+ * ports that agree with the configuration, commands that run files the build produces, and
+ * healthchecks and start order that hold together. Values are read as a fresh `docker compose up`
+ * sees them: `${VAR:-default}` resolves to its default.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
+import { migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
+import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
+import { SEARCH_ATTRIBUTES } from '../../workers/shared/search-attributes';
+
+interface Service {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+  ports?: (string | number | { target: number | string; published?: number | string })[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string | string[]; disable?: boolean };
+  restart?: string;
+}
+
+interface ComposeFile {
+  services: Record<string, Service>;
+}
+
+const APP_SERVICES = ['api', 'worker'] as const;
+const REQUIRED_SERVICES = ['postgresql', 'temporal', 'temporal-ui', 'api', 'worker'];
+const NAMESPACE_SETUP = 'temporal-namespace-setup';
+const TEMPORAL_FRONTEND_DEFAULT_PORT = 7233;
+const POSTGRES_DEFAULT_PORT = 5432;
+const CONDITIONS = ['service_started', 'service_healthy', 'service_completed_successfully'];
+
+function readProjectFile(name: string): string {
+  return fs.readFileSync(path.join(projectRoot, name), 'utf8');
+}
+
+/** Compose interpolation with an empty environment: defaults apply, `$$` is a literal `$`. */
+function interpolate(value: string): string {
+  return value.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (match, _name: string | undefined, operator: string | undefined, operand: string | undefined) =>
+      match === '$$' ? '$' : operator?.endsWith('-') ? (operand ?? '') : '',
+  );
+}
+
+function environmentOf(service: Service): Record<string, string> {
+  const raw = service.environment ?? {};
+  const entries: [string, string][] = Array.isArray(raw)
+    ? raw.map((item) => {
+        const [name = '', ...rest] = item.split('=');
+        return [name, rest.join('=')];
+      })
+    : Object.entries(raw).map(([name, value]) => [name, value === null ? '' : String(value)]);
+  return Object.fromEntries(entries.map(([name, value]) => [name, interpolate(value)]));
+}
+
+function dependenciesOf(service: Service): Record<string, string> {
+  const raw = service.depends_on ?? [];
+  if (Array.isArray(raw)) return Object.fromEntries(raw.map((name) => [name, 'service_started']));
+  return Object.fromEntries(
+    Object.entries(raw).map(([name, options]) => [name, options.condition ?? 'service_started']),
+  );
+}
+
+/** Container-side ports of `ports:` in short ("[ip:][host:]container[/proto]") or long syntax. */
+function containerPortsOf(service: Service): number[] {
+  return (service.ports ?? []).map((port) => {
+    if (typeof port === 'object') return Number(interpolate(String(port.target)));
+    const withoutProtocol = interpolate(String(port)).split('/')[0]!;
+    return Number(withoutProtocol.split(':').pop());
+  });
+}
+
+function hasHealthcheck(service: Service): boolean {
+  const test = service.healthcheck?.test;
+  const disabled = service.healthcheck?.disable === true || (Array.isArray(test) && test[0] === 'NONE');
+  return test !== undefined && !disabled;
+}
+
+function hostAndPort(address: string): { host: string; port: number } {
+  const separator = address.lastIndexOf(':');
+  return { host: address.slice(0, separator), port: Number(address.slice(separator + 1)) };
+}
+
+// --- Dockerfile ---
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+interface Stage {
+  name: string | undefined;
+  instructions: Instruction[];
+}
+
+/** Stages and instructions: comments dropped, continuation lines joined. */
+function parseDockerfile(text: string): Stage[] {
+  const logicalLines: string[] = [];
+  let pending = '';
+  for (const line of text.split('\n')) {
+    if (/^\s*#/.test(line)) continue;
+    const continued = /\\\s*$/.test(line);
+    pending += `${continued ? line.replace(/\\\s*$/, '') : line} `;
+    if (!continued) {
+      if (pending.trim()) logicalLines.push(pending.trim());
+      pending = '';
+    }
+  }
+  const stages: Stage[] = [];
+  for (const line of logicalLines) {
+    const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
+    const instruction = { keyword: keyword.toUpperCase(), args };
+    if (instruction.keyword === 'FROM') {
+      stages.push({ name: /\s+AS\s+(\S+)\s*$/i.exec(args)?.[1], instructions: [] });
+    } else if (stages.length > 0) {
+      stages[stages.length - 1]!.instructions.push(instruction);
+    }
+  }
+  return stages;
+}
+
+interface CopiedPath {
+  /** The stage copied from; undefined for the build context. */
+  from: string | undefined;
+  source: string;
+  target: string;
+}
+
+/** What each COPY of a stage puts where, with relative targets resolved against WORKDIR. */
+function copiesOf(stage: Stage): CopiedPath[] {
+  const copies: CopiedPath[] = [];
+  let workdir = '/';
+  for (const { keyword, args } of stage.instructions) {
+    if (keyword === 'WORKDIR') workdir = path.posix.resolve(workdir, args.trim());
+    if (keyword !== 'COPY' && keyword !== 'ADD') continue;
+    const tokens = args.split(/\s+/).filter(Boolean);
+    const from = tokens.find((token) => token.startsWith('--from='))?.slice('--from='.length);
+    const operands = tokens.filter((token) => !token.startsWith('--'));
+    const destination = path.posix.resolve(workdir, operands[operands.length - 1]!);
+    const sources = operands.slice(0, -1);
+    const intoDirectory = sources.length > 1 || operands[operands.length - 1]!.endsWith('/');
+    for (const source of sources) {
+      const normalized = source.startsWith('/')
+        ? path.posix.normalize(source)
+        : path.posix.normalize(source).replace(/\/$/, '');
+      copies.push({
+        from,
+        source: normalized,
+        target: intoDirectory ? path.posix.join(destination, path.posix.basename(normalized)) : destination,
+      });
+    }
+  }
+  return copies;
+}
+
+function workdirOf(stage: Stage): string {
+  return stage.instructions
+    .filter((instruction) => instruction.keyword === 'WORKDIR')
+    .reduce((dir, instruction) => path.posix.resolve(dir, instruction.args.trim()), '/');
+}
+
+function runsOf(stage: Stage): string[] {
+  return stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+}
+
+/** Whether `copy` puts `sourcePath` (a path in its source: build context or stage) at `targetPath`. */
+function places(copy: CopiedPath, sourcePath: string, targetPath: string): boolean {
+  const relative = path.posix.relative(copy.source, sourcePath);
+  if (relative.startsWith('..') || path.posix.isAbsolute(relative)) return false;
+  return path.posix.join(copy.target, relative) === targetPath;
+}
+
+function cmdOf(stage: Stage): string[] {
+  const cmd = stage.instructions.filter((i) => i.keyword === 'CMD').pop();
+  if (!cmd) return [];
+  return cmd.args.startsWith('[') ? (JSON.parse(cmd.args) as string[]) : ['/bin/sh', '-c', cmd.args];
+}
+
+describe('docker-compose.yml and Dockerfile', () => {
+  let services: Record<string, Service>;
+  let stages: Stage[];
+  let runtime: Stage;
+
+  const service = (name: string): Service => {
+    const found = services[name];
+    if (!found) throw new Error(`docker-compose.yml has no service "${name}"`);
+    return found;
+  };
+  const stageNamed = (name: string | undefined): Stage | undefined =>
+    stages.find((stage) => stage.name === name);
+  /**
+   * The COPY of the runtime stage that puts `file` (relative to the project, or to the WORKDIR of the
+   * stage it is copied from) at the same place under the runtime WORKDIR.
+   */
+  const runtimeCopyOf = (file: string): CopiedPath | undefined => {
+    const target = path.posix.join(workdirOf(runtime), file);
+    return copiesOf(runtime).find((copy) => {
+      const source = copy.from === undefined ? undefined : stageNamed(copy.from);
+      const sourcePath = source ? path.posix.join(workdirOf(source), file) : file;
+      return places(copy, sourcePath, target);
+    });
+  };
+  const commandOf = (name: string): string[] => {
+    const command = service(name).command;
+    if (command === undefined) return cmdOf(runtime);
+    return Array.isArray(command) ? command : command.split(/\s+/).filter(Boolean);
+  };
+  /** One-shot jobs: services that others wait on to complete. */
+  const oneShotJobs = (): Set<string> =>
+    new Set(
+      Object.values(services).flatMap((s) =>
+        Object.entries(dependenciesOf(s))
+          .filter(([, condition]) => condition === 'service_completed_successfully')
+          .map(([name]) => name),
+      ),
+    );
+
+  before(() => {
+    services = (parse(readProjectFile('docker-compose.yml'), { merge: true }) as ComposeFile).services;
+    stages = parseDockerfile(readProjectFile('Dockerfile'));
+    runtime = stages[stages.length - 1]!;
+  });
+
+  describe('services', () => {
+    it('has the postgresql, temporal, temporal-ui, api and worker services', () => {
+      const missing = REQUIRED_SERVICES.filter((name) => !services[name]);
+      expect(missing, `missing services: ${missing.join(', ')}`).to.deep.equal([]);
+    });
+
+    it('builds the API and the worker from the Dockerfile, as one image', () => {
+      for (const name of APP_SERVICES) {
+        const { build } = service(name);
+        expect(build, `${name} has no build section`).to.not.equal(undefined);
+        const context = typeof build === 'string' ? build : (build!.context ?? '.');
+        const dockerfile = typeof build === 'string' ? 'Dockerfile' : (build!.dockerfile ?? 'Dockerfile');
+        expect(path.resolve(projectRoot, context), `${name} build context`).to.equal(projectRoot);
+        expect(fs.existsSync(path.join(projectRoot, context, dockerfile)), `${name} builds ${dockerfile}`).to
+          .be.true;
+      }
+      const [api, worker] = [service('api'), service('worker')];
+      const sameImage = api.image !== undefined && api.image === worker.image;
+      const sameBuild = JSON.stringify(api.build) === JSON.stringify(worker.build);
+      expect(sameImage || sameBuild, 'api and worker should share one image (same image name or build)').to.be
+        .true;
+    });
+  });
+
+  describe('environment of the API and the worker', () => {
+    it('uses only variable names that the service reads', () => {
+      const known = new Set<string>([...CONFIG_VARIABLES, ...TEMPORAL_ENVCONFIG_VARIABLES]);
+      for (const name of APP_SERVICES) {
+        const unknown = Object.keys(environmentOf(service(name))).filter((variable) => !known.has(variable));
+        expect(
+          unknown,
+          `${name} sets variables the service never reads: ${unknown.join(', ')}`,
+        ).to.deep.equal([]);
+      }
+    });
+
+    it('holds values the configuration accepts', () => {
+      for (const name of APP_SERVICES) {
+        expect(() => loadConfig(environmentOf(service(name))), `${name} environment`).to.not.throw();
+      }
+    });
+
+    it('sets DATABASE_URL and TEMPORAL_ADDRESS, without which the production entrypoints refuse to start', () => {
+      for (const name of APP_SERVICES) {
+        const config = loadConfig(environmentOf(service(name)));
+        expect(config.databaseUrl, `${name} DATABASE_URL`).to.be.a('string');
+        expect(config.temporal.address, `${name} TEMPORAL_ADDRESS`).to.be.a('string');
+      }
+    });
+
+    it('gives both the same database, Temporal target, task queue and SECRETS_KEY', () => {
+      const api = environmentOf(service('api'));
+      const worker = environmentOf(service('worker'));
+      for (const variable of [
+        'DATABASE_URL',
+        'TEMPORAL_ADDRESS',
+        'TEMPORAL_NAMESPACE',
+        'TEMPORAL_TASK_QUEUE',
+        'SECRETS_KEY',
+      ]) {
+        expect(worker[variable], `worker ${variable} should equal api ${variable}`).to.equal(api[variable]);
+      }
+      // Unset, each container would generate its own key, and the worker could not open the API's secrets.
+      expect(api['SECRETS_KEY'], 'SECRETS_KEY must be set for both').to.be.a('string').and.not.equal('');
+    });
+  });
+
+  describe('addresses and ports', () => {
+    it('publishes the port the API listens on', () => {
+      const api = service('api');
+      const listening = loadConfig(environmentOf(api)).port;
+      expect(containerPortsOf(api), `api should publish container port ${listening}`).to.include(listening);
+    });
+
+    it('points TEMPORAL_ADDRESS at the temporal service and its frontend port', () => {
+      const frontendPort = Number(
+        environmentOf(service('temporal'))['FRONTEND_GRPC_PORT'] ?? TEMPORAL_FRONTEND_DEFAULT_PORT,
+      );
+      for (const name of [...APP_SERVICES, 'temporal-ui', NAMESPACE_SETUP]) {
+        const address = environmentOf(service(name))['TEMPORAL_ADDRESS'] ?? '';
+        expect(hostAndPort(address), `${name} TEMPORAL_ADDRESS "${address}"`).to.deep.equal({
+          host: 'temporal',
+          port: frontendPort,
+        });
+      }
+    });
+
+    it('points DATABASE_URL at the postgresql service, its credentials and its database', () => {
+      const postgres = environmentOf(service('postgresql'));
+      const url = new URL(environmentOf(service('api'))['DATABASE_URL']!);
+      expect(url.hostname, 'DATABASE_URL host').to.equal('postgresql');
+      expect(Number(url.port || POSTGRES_DEFAULT_PORT), 'DATABASE_URL port').to.equal(POSTGRES_DEFAULT_PORT);
+      expect(decodeURIComponent(url.username), 'DATABASE_URL user').to.equal(postgres['POSTGRES_USER']);
+      expect(decodeURIComponent(url.password), 'DATABASE_URL password').to.equal(
+        postgres['POSTGRES_PASSWORD'],
+      );
+      expect(url.pathname.slice(1), 'DATABASE_URL database (created by POSTGRES_DB)').to.equal(
+        postgres['POSTGRES_DB'],
+      );
+    });
+
+    it("keeps the service's database apart from Temporal's databases", () => {
+      const temporal = environmentOf(service('temporal'));
+      const temporalDatabases = [
+        temporal['DBNAME'] ?? 'temporal',
+        temporal['VISIBILITY_DBNAME'] ?? 'temporal_visibility',
+      ];
+      const appDatabase = new URL(environmentOf(service('api'))['DATABASE_URL']!).pathname.slice(1);
+      expect(temporalDatabases, `the service's database "${appDatabase}"`).to.not.include(appDatabase);
+    });
+  });
+
+  describe('commands', () => {
+    const sourceOf = (script: string): string => {
+      const { compilerOptions } = JSON.parse(readProjectFile('tsconfig.json')) as {
+        compilerOptions: { outDir: string; rootDir: string };
+      };
+      const relative = path.posix.relative(compilerOptions.outDir, script);
+      expect(relative.startsWith('..'), `${script} is not under the build output folder`).to.be.false;
+      return path.posix.join(compilerOptions.rootDir, relative).replace(/\.js$/, '.ts');
+    };
+
+    for (const [name, expected] of [
+      ['api', 'src/api-main.ts'],
+      ['worker', 'workers/main.ts'],
+    ] as const) {
+      it(`runs ${expected} (compiled) in the ${name} service`, () => {
+        const command = commandOf(name);
+        expect(command[0], `${name} command`).to.equal('node');
+        const script = command.find((arg) => arg.endsWith('.js'));
+        expect(script, `${name} command runs no .js file: ${command.join(' ')}`).to.be.a('string');
+        const source = sourceOf(script!);
+        expect(source, `${name} runs ${script}`).to.equal(expected);
+        expect(fs.existsSync(path.join(projectRoot, source)), `${source} exists`).to.be.true;
+      });
+    }
+  });
+
+  describe('healthchecks and start order', () => {
+    it('gives every long-running service a healthcheck, except the worker', () => {
+      const jobs = oneShotJobs();
+      const without = Object.keys(services).filter(
+        (name) => name !== 'worker' && !jobs.has(name) && !hasHealthcheck(service(name)),
+      );
+      expect(without, `services without a healthcheck: ${without.join(', ')}`).to.deep.equal([]);
+    });
+
+    it('checks the API with node against /readyz on its own port', () => {
+      const api = service('api');
+      const test = api.healthcheck?.test;
+      expect(Array.isArray(test), 'api healthcheck test should be an exec array').to.be.true;
+      const [kind, executable, ...args] = test as string[];
+      expect([kind, executable], 'api healthcheck runs node (the slim image has no curl)').to.deep.equal([
+        'CMD',
+        'node',
+      ]);
+      const port = loadConfig(environmentOf(api)).port;
+      expect(args.join(' '), 'api healthcheck URL').to.include(`:${port}/readyz`);
+    });
+
+    it('restarts the worker when it exits (it has no healthcheck)', () => {
+      expect(service('worker').restart, 'worker restart policy').to.be.oneOf([
+        'always',
+        'unless-stopped',
+        'on-failure',
+      ]);
+    });
+
+    it('waits only on existing services, with conditions those services can meet', () => {
+      const jobs = oneShotJobs();
+      for (const [name, s] of Object.entries(services)) {
+        for (const [dependency, condition] of Object.entries(dependenciesOf(s))) {
+          const where = `${name} depends_on ${dependency}`;
+          expect(services, where).to.have.property(dependency);
+          expect(CONDITIONS, `${where}: condition`).to.include(condition);
+          if (condition === 'service_healthy')
+            expect(hasHealthcheck(service(dependency)), `${where}: it has no healthcheck`).to.be.true;
+          if (condition === 'service_completed_successfully')
+            expect(service(dependency).restart, `${where}: a job must not restart forever`).to.not.be.oneOf([
+              'always',
+              'unless-stopped',
+            ]);
+        }
+      }
+      expect(
+        [...jobs].every((job) => !hasHealthcheck(service(job))),
+        'one-shot jobs need no healthcheck',
+      ).to.be.true;
+    });
+
+    it('starts the API and the worker once PostgreSQL, Temporal and the namespace are ready', () => {
+      for (const name of APP_SERVICES) {
+        expect(dependenciesOf(service(name)), `${name} depends_on`).to.deep.include({
+          postgresql: 'service_healthy',
+          temporal: 'service_healthy',
+          [NAMESPACE_SETUP]: 'service_completed_successfully',
+        });
+      }
+    });
+
+    it("registers the service's search attributes on the service's namespace before it starts", () => {
+      const setup = environmentOf(service(NAMESPACE_SETUP));
+      expect(setup['NAMESPACE'], 'namespace set up').to.equal(
+        environmentOf(service('api'))['TEMPORAL_NAMESPACE'],
+      );
+      const normalize = (type: string) => type.replace(/_/g, '').toLowerCase();
+      const registered = (setup['SEARCH_ATTRIBUTES'] ?? '')
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((entry) => {
+          const [name = '', type = ''] = entry.split('=');
+          return `${name}=${normalize(type)}`;
+        });
+      const expected = SEARCH_ATTRIBUTES.map((key) => `${key.name}=${normalize(key.type)}`);
+      expect(
+        registered.sort(),
+        'SEARCH_ATTRIBUTES should match workers/shared/search-attributes.ts',
+      ).to.deep.equal(expected.sort());
+    });
+  });
+
+  describe('Dockerfile', () => {
+    it('installs every dependency, then runs npm run build', () => {
+      const building = stages.find((stage) => runsOf(stage).some((run) => /\bnpm run build\b/.test(run)));
+      expect(building, 'no stage runs `npm run build`').to.not.equal(undefined);
+      const runs = runsOf(building!);
+      const install = runs.findIndex((run) => /\bnpm ci\b/.test(run) && !/--omit[= ]dev/.test(run));
+      const build = runs.findIndex((run) => /\bnpm run build\b/.test(run));
+      expect(install, '`npm ci` with dev dependencies should run before `npm run build`')
+        .to.be.at.least(0)
+        .and.below(build);
+    });
+
+    it('ships production dependencies only', () => {
+      const copy = runtimeCopyOf('node_modules');
+      const installer = copy ? stageNamed(copy.from) : runtime;
+      expect(installer, 'node_modules comes from no known stage').to.not.equal(undefined);
+      expect(
+        runsOf(installer!).some((run) => /\bnpm ci\b.*--omit[= ]dev/.test(run)),
+        'runtime node_modules should come from `npm ci --omit=dev`',
+      ).to.be.true;
+    });
+
+    for (const file of [
+      'package.json',
+      path.relative(projectRoot, migrationsDirectory),
+      'dist/src/api-main.js',
+      'dist/workers/main.js',
+      path.relative(projectRoot, workflowBundlePath),
+    ]) {
+      it(`copies ${file} to where the service looks for it`, () => {
+        const copy = runtimeCopyOf(file);
+        const target = path.posix.join(workdirOf(runtime), file);
+        expect(copy, `the runtime stage should copy ${file} to ${target}`).to.not.equal(undefined);
+        if (file.startsWith('dist/')) {
+          const source = stageNamed(copy!.from);
+          expect(
+            source !== undefined && runsOf(source).some((run) => /\bnpm run build\b/.test(run)),
+            `${file} should come from the stage that runs npm run build`,
+          ).to.be.true;
+        }
+      });
+    }
+
+    it('runs as a non-root user', () => {
+      const user = runtime.instructions
+        .filter((i) => i.keyword === 'USER')
+        .pop()
+        ?.args.trim();
+      expect(user, 'the runtime stage sets no USER').to.be.a('string');
+      expect(user!.split(':')[0], 'runtime user').to.not.be.oneOf(['root', '0']);
+    });
+
+    it('starts the API by default', () => {
+      expect(cmdOf(runtime)).to.deep.equal(['node', 'dist/src/api-main.js']);
+    });
+  });
+
+  describe('.dockerignore', () => {
+    it('keeps dependencies, build outputs, local state and credentials out of the build context', () => {
+      const entries = readProjectFile('.dockerignore')
+        .split('\n')
+        .map((line) => line.trim().replace(/^\//, '').replace(/\/$/, ''))
+        .filter((line) => line && !line.startsWith('#'));
+      for (const required of ['node_modules', 'dist', '.data', '.tools', '.git', '.env'])
+        expect(entries, `.dockerignore should list ${required}`).to.include(required);
+    });
+  });
+});
