@@ -5,6 +5,13 @@ import { startRuntime } from '../src/runtime';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = processLogger(config, 'worker');
+  if (!config.secretsKey) {
+    // Processes that share a database must share the key that seals its secrets.
+    failStart(
+      logger,
+      new Error('SECRETS_KEY must be set when the API and the worker run as separate processes.'),
+    );
+  }
   if (!config.temporal.address || !config.databaseUrl) {
     failStart(
       logger,

@@ -37,6 +37,8 @@ export function installTemporalRuntime(logger: Logger): void {
       logger: new DefaultLogger('WARN', (entry) => {
         sdkLogger[SDK_LEVELS[entry.level]]({ ...entry.meta }, entry.message);
       }),
+      // The native core logs (connection retries and the like) go through the same logger, as JSON.
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
     });
   } catch {
     // Already installed in this process (tests create several services).

@@ -12,7 +12,8 @@ import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
 import type { ExecutionView } from './views';
 
-const HISTORY_TIMEOUT_MS = 30_000;
+/** describe + the whole history: more than one call's worth. */
+const HISTORY_TIMEOUT_MS = 10_000;
 
 const executionNotFound = (executionId: string) =>
   notFound('execution_not_found', `No execution '${executionId}' in this workspace.`);

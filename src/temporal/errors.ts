@@ -35,8 +35,11 @@ export function grpcCodeOf(error: unknown): number | undefined {
   return undefined;
 }
 
-/** Default deadline of one API call to Temporal. */
-export const TEMPORAL_CALL_TIMEOUT_MS = 10_000;
+/**
+ * Default deadline of one API call to Temporal. The client retries an unreachable server inside this
+ * window (so a short blip is invisible), then the API answers 503.
+ */
+export const TEMPORAL_CALL_TIMEOUT_MS = 5_000;
 
 /** Runs Temporal calls under a deadline and turns "Temporal is not there" into 503. */
 export async function callTemporal<T>(

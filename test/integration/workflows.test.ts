@@ -90,12 +90,10 @@ for (const db of DB_KINDS) {
     });
 
     it('rejects an invalid definition with 400 invalid_definition and the paths', async () => {
-      const res = await service
-        .api()
-        .post('/v1/workflows', {
-          id: uniqueId(),
-          steps: [{ id: 'a', kind: 'rules', rules: [{ when: 'input.' }] }],
-        });
+      const res = await service.api().post('/v1/workflows', {
+        id: uniqueId(),
+        steps: [{ id: 'a', kind: 'rules', rules: [{ when: 'input.' }] }],
+      });
       expectError(res, 400, 'invalid_definition');
       expect(res.body.error.details[0]).to.deep.include({ path: '/steps/0/rules/0/when' });
     });

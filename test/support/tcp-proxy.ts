@@ -1,0 +1,49 @@
+/** A loopback TCP proxy that a test can cut and restore, to take a dependency away from a running service. */
+import net from 'node:net';
+
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
+
+  static async start(target: { host: string; port: number }, port = 0): Promise<TcpProxy> {
+    const proxy = new TcpProxy(port, target);
+    await proxy.listen();
+    return proxy;
+  }
+
+  private async listen(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    const address = server.address();
+    (this as { port: number }).port = typeof address === 'object' && address ? address.port : this.port;
+    this.server = server;
+  }
+
+  /** Refuses new connections and breaks the open ones. */
+  async cut(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = undefined;
+  }
+
+  /** Listens again on the same port. */
+  async restore(): Promise<void> {
+    await this.listen();
+  }
+}
