@@ -16,7 +16,8 @@ async function firstLineOf(command: string, args: string[]): Promise<string | nu
   }
 }
 
-export async function describeEnvironment(stack: BenchStack) {
+/** `loadBefore`: os.loadavg() before the stack started; other work on the machine skews every number. */
+export async function describeEnvironment(stack: BenchStack, loadBefore: number[]) {
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
@@ -27,6 +28,7 @@ export async function describeEnvironment(stack: BenchStack) {
     cpu_model: cpus[0]?.model.trim() ?? null,
     cpu_count: cpus.length,
     total_memory_mb: Math.round(os.totalmem() / 2 ** 20),
+    load_average_before: loadBefore.map((value) => Math.round(value * 100) / 100),
     temporal_cli: await firstLineOf(stack.cliPath, ['--version']),
     database: stack.runtime.services.db.kind,
     /** The worker shares the API's connection, so starts hand back the first workflow task. */

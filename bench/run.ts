@@ -3,22 +3,24 @@
  * every scenario against it in one go, and prints one JSON document on stdout (also written to
  * bench/results/latest.json). Progress and logs go to stderr. It measures only: no thresholds.
  *
- * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_CONCURRENCY, BENCH_WARMUP, BENCH_E2E.
+ * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_WARMUP,
+ * BENCH_E2E; BENCH_LOG_LEVEL for the service's logs (warn).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../src/paths';
 import { describeEnvironment } from './environment';
 import { createApiClient } from './http-load';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchEndToEnd } from './scenarios/end-to-end';
-import { benchApiTrigger, benchRawStart, compareApiToRaw } from './scenarios/trigger';
+import { benchApiVersusRaw } from './scenarios/trigger';
 import { progress, startBenchStack } from './stack';
 
 const RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'latest.json');
 
-function positiveIntFromEnv(name: string, fallback: number): number {
+function nonNegativeIntFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
@@ -29,10 +31,11 @@ function positiveIntFromEnv(name: string, fallback: number): number {
 
 function readSettings(): BenchSettings {
   return {
-    triggers: positiveIntFromEnv('BENCH_TRIGGERS', 2000),
-    concurrency: Math.max(1, positiveIntFromEnv('BENCH_CONCURRENCY', 32)),
-    warmup: positiveIntFromEnv('BENCH_WARMUP', 200),
-    e2e: positiveIntFromEnv('BENCH_E2E', 500),
+    triggers: nonNegativeIntFromEnv('BENCH_TRIGGERS', 1000),
+    rounds: Math.max(1, nonNegativeIntFromEnv('BENCH_ROUNDS', 4)),
+    concurrency: Math.max(1, nonNegativeIntFromEnv('BENCH_CONCURRENCY', 32)),
+    warmup: nonNegativeIntFromEnv('BENCH_WARMUP', 100),
+    e2e: nonNegativeIntFromEnv('BENCH_E2E', 500),
   };
 }
 
@@ -46,20 +49,16 @@ function writeResults(report: unknown): string {
 }
 
 async function runScenarios(ctx: BenchContext) {
-  const apiTrigger = await benchApiTrigger(ctx);
-  const rawStart = await benchRawStart(ctx);
-  const endToEnd = await benchEndToEnd(ctx);
   return {
-    api_trigger: apiTrigger,
-    raw_start: rawStart,
-    api_vs_raw: compareApiToRaw(apiTrigger, rawStart),
-    end_to_end: endToEnd,
+    ...(await benchApiVersusRaw(ctx)),
+    end_to_end: await benchEndToEnd(ctx),
   };
 }
 
 async function main(): Promise<void> {
   const settings = readSettings();
   const began = Date.now();
+  const loadBefore = os.loadavg();
   const starting = startBenchStack();
   const interrupted = () => {
     progress('interrupted: stopping the stack');
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
       benchmark: 'switchyard',
       settings,
       ...results,
-      environment: await describeEnvironment(stack),
+      environment: await describeEnvironment(stack, loadBefore),
       duration_s: Math.round((Date.now() - began) / 1000),
     };
     process.stdout.write(writeResults(report));

@@ -9,6 +9,8 @@ import { quote } from '../visibility';
 export interface BenchSettings {
   /** Measured operations per throughput scenario (BENCH_TRIGGERS). */
   triggers: number;
+  /** Alternating rounds the throughput scenarios are split into (BENCH_ROUNDS). */
+  rounds: number;
   /** Operations in flight at once (BENCH_CONCURRENCY). */
   concurrency: number;
   /** Unmeasured operations before each throughput scenario (BENCH_WARMUP). */

@@ -4,7 +4,7 @@
  * from the first trigger to the last CloseTime Temporal recorded (same host, same clock).
  */
 import { performance } from 'node:perf_hooks';
-import { runClosedLoop } from '../load';
+import { runClosedLoop, summarizeRuns } from '../load';
 import { progress } from '../stack';
 import { perSecond, round, summarizeLatencies } from '../stats';
 import { countExecutions, quote, sleep, waitUntilNoneRunning } from '../visibility';
@@ -23,11 +23,13 @@ export async function benchEndToEnd(ctx: BenchContext) {
 
   progress(`end_to_end: triggering ${settings.e2e} executions at concurrency ${settings.concurrency}`);
   const started = performance.now();
-  const triggered = await runClosedLoop({
-    count: settings.e2e,
-    concurrency: settings.concurrency,
-    operation: (index) => api.trigger(DEMO_WORKFLOW_ID, demoInput(index)),
-  });
+  const triggered = summarizeRuns([
+    await runClosedLoop({
+      count: settings.e2e,
+      concurrency: settings.concurrency,
+      operation: (index) => api.trigger(DEMO_WORKFLOW_ID, demoInput(index)),
+    }),
+  ]);
 
   progress(`end_to_end: ${triggered.ok} triggered in ${triggered.duration_ms} ms; waiting for completion`);
   for (;;) {

@@ -98,22 +98,27 @@ export async function startExecutionWorkflow(
   const { client, connection } = services.temporal;
   try {
     await callTemporal(connection, () =>
-      client.workflow.start(EXECUTION_WORKFLOW_TYPE, {
-        taskQueue: services.config.temporal.taskQueue,
-        workflowId: executionId,
-        args: [input],
-        typedSearchAttributes: executionSearchAttributes(input),
-        staticSummary: summaryOf(input.workflow.definition, input.workflow.version),
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        requestEagerStart: services.eagerStart,
-      }),
+      client.workflow.start(EXECUTION_WORKFLOW_TYPE, executionStartOptions(services, executionId, input)),
     );
   } catch (error) {
     // An idempotent replay of a trigger that already started: nothing new to start.
     if (error instanceof WorkflowExecutionAlreadyStartedError) return;
     throw error;
   }
+}
+
+/** How every execution starts in Temporal (the benchmark's raw starts use the very same options). */
+export function executionStartOptions(services: Services, executionId: string, input: ExecutionInput) {
+  return {
+    taskQueue: services.config.temporal.taskQueue,
+    workflowId: executionId,
+    args: [input] as [ExecutionInput],
+    typedSearchAttributes: executionSearchAttributes(input),
+    staticSummary: summaryOf(input.workflow.definition, input.workflow.version),
+    workflowIdConflictPolicy: 'FAIL' as const,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    requestEagerStart: services.eagerStart,
+  };
 }
 
 export function executionSearchAttributes(input: ExecutionInput) {
