@@ -2,11 +2,10 @@
  * Reading one execution (CONTRACT §5): describe (status, pending attempts) and history (steps) in
  * parallel, strongly consistent, never a replay. Another workspace's execution is a plain 404.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { notFound } from '../errors';
 import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
-import { callTemporal } from '../temporal/errors';
+import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
 import { mapExecution } from '../temporal/history-mapper';
 import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
@@ -44,7 +43,7 @@ export async function readExecution(
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
     });
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) throw executionNotFound(executionId);
+    if (isWorkflowNotFound(error)) throw executionNotFound(executionId);
     throw error;
   }
 }

@@ -25,6 +25,11 @@ export function isTemporalUnavailable(error: unknown): boolean {
   return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);
 }
 
+/** True for "no such workflow" however the client reports it (typed error, or a bare gRPC NOT_FOUND). */
+export function isWorkflowNotFound(error: unknown): boolean {
+  return error instanceof WorkflowNotFoundError || grpcCodeOf(error) === grpcStatus.NOT_FOUND;
+}
+
 /** gRPC status of a Temporal error, when it has one. */
 export function grpcCodeOf(error: unknown): number | undefined {
   for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {

@@ -108,7 +108,7 @@ describe('dependencies down @integration', function () {
     before(async function () {
       this.timeout(120_000);
       const database = await createPostgresDatabase();
-      drop = database.drop;
+      drop = () => database.drop();
       const url = new URL(database.url);
       proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
       url.host = `127.0.0.1:${proxy.port}`;

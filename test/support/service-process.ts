@@ -25,8 +25,8 @@ export class ServiceProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    child.stdout!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     const exited = new Promise<never>((_, reject) =>
       child.once('exit', (code) =>
         reject(new Error(`the service exited with ${code}:\n${this.output.slice(-2000)}`)),

@@ -3,7 +3,7 @@ import { TokenBuckets } from '../../src/http/rate-limit';
 
 describe('rate limit token buckets', () => {
   it('allows a burst, then refuses with a retry-after', () => {
-    let now = 0;
+    const now = 0;
     const buckets = new TokenBuckets(10, 3, () => now);
     expect([1, 2, 3].map(() => buckets.take('k').allowed)).to.deep.equal([true, true, true]);
     const refused = buckets.take('k');
