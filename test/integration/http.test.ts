@@ -182,13 +182,10 @@ describe('HTTP conventions @integration', function () {
 
     it('answers 429 rate_limited with Retry-After once the burst is spent', async () => {
       const key = await limited.newKey('default', ['read']);
-      const statuses: number[] = [];
-      let last;
-      for (let i = 0; i < 5; i++) {
-        last = await limited.api(key).get('/v1/workflows');
-        statuses.push(last.status);
-      }
-      expect(statuses.slice(0, 3)).to.deep.equal([200, 200, 200]);
+      const responses: request.Response[] = [];
+      for (let i = 0; i < 5; i++) responses.push(await limited.api(key).get('/v1/workflows'));
+      expect(responses.slice(0, 3).map((r) => r.status)).to.deep.equal([200, 200, 200]);
+      const last = responses[4]!;
       expectError(last, 429, 'rate_limited');
       expect(Number(last.headers['retry-after'])).to.be.at.least(1);
     });
