@@ -58,7 +58,8 @@ export async function startRuntime({
   });
   try {
     fs.mkdirSync(config.dataDir, { recursive: true });
-    if (!config.databaseUrl) cleanups.push(acquireDataDirLock(config.dataDir));
+    // DATA_DIR holds single-process state: the embedded database and the dev server's database file.
+    if (!config.databaseUrl || !config.temporal.address) cleanups.push(acquireDataDirLock(config.dataDir));
 
     let devServer: DevServer | undefined;
     if (!config.temporal.address) {

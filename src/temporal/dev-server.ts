@@ -75,14 +75,58 @@ export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPat
   return args;
 }
 
+const pidFile = (dataDir: string): string => path.join(dataDir, 'temporal-dev-server.pid');
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The command line of a live process (Linux /proc), to be sure a recorded pid is still our server. */
+function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A dev server whose parent was killed (SIGKILL, out of memory) outlives it and keeps the port and the
+ * database file. The next start on the same data folder stops it first, so a crash never blocks a restart.
+ */
+async function stopLeftoverServer(dataDir: string, logger: Logger): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(pidFile(dataDir), 'utf8').trim());
+  } catch {
+    return;
+  }
+  const dbFile = path.join(dataDir, 'temporal.db');
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && commandLine(pid).includes(dbFile)) {
+    logger.warn({ pid }, 'Stopping a Temporal dev server left over from a previous run on this data folder');
+    process.kill(pid, 'SIGTERM');
+    for (let waited = 0; isAlive(pid) && waited < 10_000; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  fs.rmSync(pidFile(dataDir), { force: true });
+}
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   fs.mkdirSync(options.dataDir, { recursive: true });
+  await stopLeftoverServer(options.dataDir, options.logger);
   const logFile = path.join(options.dataDir, 'temporal-dev-server.log');
   const log = fs.openSync(logFile, 'a');
   const address = `${options.ip}:${options.port}`;
   options.logger.info({ address, dataDir: options.dataDir }, 'Starting the Temporal dev server');
   const child = spawn(options.cliPath, devServerArgs(options), { stdio: ['ignore', log, log] });
   fs.closeSync(log);
+  if (child.pid !== undefined) fs.writeFileSync(pidFile(options.dataDir), String(child.pid));
 
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exitPromise = new Promise<void>((resolve) => {
@@ -125,6 +169,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exitPromise;
       clearTimeout(timer);
+      fs.rmSync(pidFile(options.dataDir), { force: true });
     },
   };
 }

@@ -36,7 +36,8 @@ describe('restart of the service @integration', function () {
     await service.start();
   });
   after(async () => {
-    await service?.stop('SIGKILL');
+    // SIGINT stops the service's own dev server too; stop() falls back to SIGKILL.
+    await service?.stop('SIGINT');
     await receiver?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -96,6 +97,14 @@ describe('restart of the service @integration', function () {
     const execution = await waitForExecution(apiClient(service.url, key), inFlightId);
     expect(execution.status).to.equal('success');
     expect(execution.steps[1]!.attempts).to.equal(2);
+  });
+
+  it('starts again after being killed with SIGKILL, stopping the dev server it left behind', async () => {
+    expect(await service.stop('SIGKILL')).to.equal(null);
+    await service.start();
+    const execution = await waitForExecution(apiClient(service.url, key), finishedId);
+    expect(execution.status).to.equal('success');
+    await trigger(apiClient(service.url, key), 'customer-onboarding', { customer: 'Bo', plan: 'starter' });
   });
 
   it('refuses a second process on the same data folder', async () => {
