@@ -112,6 +112,7 @@ export async function startRuntime({
         db,
         cipher,
         allowPrivateDestinations: config.allowPrivateDestinations,
+        ai: config.ai,
       });
       const running = worker.run();
       workerStopped = running.then(

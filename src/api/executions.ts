@@ -4,10 +4,47 @@ import { workflowIdSchema } from '../definitions/schema';
 import { listExecutions } from '../executions/list';
 import { readExecution } from '../executions/read';
 import { EXECUTION_STATUSES } from '../executions/views';
+import { cancelExecution } from '../executions/cancel';
+import { decideApproval } from '../executions/decide';
+import { retryExecution } from '../executions/retry';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { executionSchema, executionSummarySchema } from './schemas';
+import { acceptedSchema, executionSchema, executionSummarySchema, stepViewSchema } from './schemas';
 
 const idParams = z.object({ id: z.string() });
+const stepParams = z.object({ id: z.string(), step_id: z.string() });
+const decisionBody = z.strictObject({
+  comment: z.string().max(2000).optional().meta({ description: 'Kept in the step output.' }),
+});
+
+function decisionRoute(decision: 'approve' | 'reject'): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: `/v1/executions/{id}/steps/{step_id}/${decision}`,
+    operationId: `${decision}Step`,
+    summary:
+      decision === 'approve'
+        ? 'Approve a waiting approval step'
+        : 'Reject a waiting approval step (the execution fails)',
+    description: 'The deciding API key id and the comment land in the step output.',
+    tag: 'Executions',
+    auth: 'write',
+    params: stepParams,
+    body: decisionBody,
+    responses: { 200: { description: 'The decided step', schema: stepViewSchema } },
+    errors: [404, 409],
+    handler: async ({ services, auth, params, body }) => ({
+      status: 200,
+      body: await decideApproval(services, {
+        workspaceId: auth.workspaceId,
+        executionId: params.id,
+        stepId: params.step_id,
+        decision,
+        comment: body?.comment ?? null,
+        keyId: auth.keyId,
+      }),
+    }),
+  });
+}
 
 export function executionRoutes(): AnyRoute[] {
   return [
@@ -55,5 +92,57 @@ export function executionRoutes(): AnyRoute[] {
         body: await readExecution(services, auth.workspaceId, params.id),
       }),
     }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/executions/{id}/retry',
+      operationId: 'retryExecution',
+      summary: 'Retry a failed execution from its failed step',
+      description:
+        'Same execution_id; steps that succeeded before the failed one are not run again and keep their outputs and timings. ' +
+        'An optional `input` corrects the input for the failed step and every later one. Concurrent retries start one.',
+      tag: 'Executions',
+      auth: 'write',
+      params: idParams,
+      body: z.strictObject({ input: z.record(z.string(), z.unknown()).optional() }),
+      responses: {
+        202: {
+          description: 'Accepted: the execution runs again from the failed step',
+          schema: acceptedSchema.extend({ retried_from_step: z.string() }).meta({ id: 'RetryAccepted' }),
+        },
+      },
+      errors: [404, 409],
+      handler: async ({ services, auth, params, body }) => {
+        const { retriedFromStep } = await retryExecution(services, {
+          workspaceId: auth.workspaceId,
+          executionId: params.id,
+          keyId: auth.keyId,
+          ...(body?.input !== undefined ? { input: body.input } : {}),
+        });
+        return {
+          status: 202,
+          body: { status: 'accepted', execution_id: params.id, retried_from_step: retriedFromStep },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/executions/{id}/cancel',
+      operationId: 'cancelExecution',
+      summary: 'Cancel a running or waiting execution',
+      description: 'The running step is canceled; the execution ends with status canceled.',
+      tag: 'Executions',
+      auth: 'write',
+      params: idParams,
+      responses: {
+        202: { description: 'Accepted: the execution is being canceled', schema: acceptedSchema },
+      },
+      errors: [404, 409],
+      handler: async ({ services, auth, params }) => {
+        await cancelExecution(services, auth.workspaceId, params.id);
+        return { status: 202, body: { status: 'accepted', execution_id: params.id } };
+      },
+    }),
+    decisionRoute('approve'),
+    decisionRoute('reject'),
   ];
 }

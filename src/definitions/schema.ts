@@ -172,6 +172,10 @@ export const definitionSchema = z
     input_schema: z.record(z.string(), z.unknown()).optional().meta({
       description: 'JSON Schema (draft 2020-12) that trigger input must satisfy.',
     }),
+    timeout: durationSchema.optional().meta({
+      description:
+        'Limit of a whole execution (retries included); past it the execution ends with status timed_out.',
+    }),
     steps: z.array(stepSchema).min(1).max(500),
   })
   .meta({ id: 'WorkflowDefinition' });

@@ -77,6 +77,16 @@ function checkDefinition(definition: Definition): ErrorDetail[] {
         });
       }
     }
+    if (step.kind === 'ai' && step.output_schema) {
+      try {
+        compileInputSchema(step.output_schema);
+      } catch (error) {
+        problems.push({
+          path: `${at}/output_schema`,
+          message: `is not a valid JSON Schema: ${(error as Error).message}`,
+        });
+      }
+    }
     earlier.add(step.id);
   });
   if (definition.input_schema) {

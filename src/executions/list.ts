@@ -8,6 +8,7 @@ import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { decodeCursor, encodeCursor, isString } from '../api/cursor';
 import type { Services } from '../services';
+import { supersededRuns } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
 import type { ExecutionError } from '../../workers/shared/execution-types';
 import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
@@ -75,8 +76,14 @@ export async function listExecutions(
     }),
   );
   const token = response.nextPageToken;
+  // A retried execution keeps its failed run in visibility beside the new one: show the execution once.
+  const runs = response.executions ?? [];
+  const superseded = await supersededRuns(
+    services.db,
+    runs.map((run) => run.execution?.runId ?? ''),
+  );
   return {
-    data: (response.executions ?? []).map(toSummary),
+    data: runs.filter((run) => !superseded.has(run.execution?.runId ?? '')).map(toSummary),
     next_cursor:
       token && token.length > 0
         ? encodeCursor(Buffer.from(token).toString('base64'), [workspaceId, filters])

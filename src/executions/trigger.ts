@@ -4,6 +4,7 @@
  * with the definition snapshot as input and the contract's search attributes.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { newExecutionId } from '../ids';
 import type { Services } from '../services';
@@ -118,6 +119,9 @@ export function executionStartOptions(services: Services, executionId: string, i
     workflowIdConflictPolicy: 'FAIL' as const,
     workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     requestEagerStart: services.eagerStart,
+    ...(input.workflow.definition.timeout
+      ? { workflowExecutionTimeout: input.workflow.definition.timeout as Duration }
+      : {}),
   };
 }
 

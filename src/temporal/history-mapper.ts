@@ -12,10 +12,13 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Step } from '../definitions/schema';
-import type {
-  ExecutionError,
-  ExecutionInput,
-  RulesActivityResult,
+import {
+  DECIDE_UPDATE,
+  type ApprovalDecision,
+  type ApprovalDecisionRequest,
+  type ExecutionError,
+  type ExecutionInput,
+  type RulesActivityResult,
 } from '../../workers/shared/execution-types';
 import {
   durationMs,
@@ -48,6 +51,11 @@ interface ActivityRecord {
   finishedAt: Date | null;
   output: unknown;
   error: { code: string; message: string } | null;
+}
+
+/** A decision on an approval step, from the `decide` Update's events. */
+interface Decision {
+  decision: ApprovalDecision;
 }
 
 interface Close {
@@ -87,6 +95,8 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
 
   const activities = new Map<string, ActivityRecord>();
   const byScheduledId = new Map<string, ActivityRecord>();
+  const decisionSteps = new Map<string, string>();
+  const decisions = new Map<string, Decision>();
   let close: Close | undefined;
 
   for (const event of source.events) {
@@ -153,6 +163,21 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
         if (record) Object.assign(record, { state: 'canceled', finishedAt: eventDate(event) });
         break;
       }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
+        const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+        if (request?.input && request.input.name === DECIDE_UPDATE) {
+          const args = firstPayload(request.input.args) as ApprovalDecisionRequest | undefined;
+          if (args) decisionSteps.set(request.meta?.updateId ?? '', args.step);
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: {
+        const attrs = event.workflowExecutionUpdateCompletedEventAttributes;
+        const step = decisionSteps.get(attrs?.meta?.updateId ?? '');
+        const decision = firstPayload(attrs?.outcome?.success) as ApprovalDecision | undefined;
+        if (step && decision) decisions.set(step, { decision });
+        break;
+      }
       default:
         close ??= closeOf(event);
     }
@@ -165,7 +190,7 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     if (pending.lastFailure) record.error = describeFailure(pending.lastFailure);
   }
 
-  const steps = mapSteps(input, activities, close, source.pendingActivities ?? [], now);
+  const steps = mapSteps(input, activities, decisions, close, source.pendingActivities ?? [], now);
   const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
   return {
     execution_id: executionId,
@@ -240,6 +265,7 @@ function triggerStep(input: ExecutionInput, at: Date): StepView {
 function mapSteps(
   input: ExecutionInput,
   activities: Map<string, ActivityRecord>,
+  decisions: Map<string, Decision>,
   close: Close | undefined,
   pending: PendingActivity[],
   now: Date,
@@ -253,7 +279,9 @@ function mapSteps(
   const views: StepView[] = [];
   definitionSteps.forEach((step, index) => {
     const record = activities.get(step.id);
-    if (record) {
+    if (record && step.kind === 'approval') {
+      views.push(approvalStep(step, record, decisions.get(step.id), close, now));
+    } else if (record) {
       views.push(stepFromRecord(step, record, close, pending, now));
     } else if (step.id === failedStep && close?.error) {
       // Failed before any activity was scheduled (an `if` or template that could not be evaluated).
@@ -281,6 +309,51 @@ function emptyStep(step: Step, status: StepView['status']): StepView {
     input: null,
     output: null,
     error: null,
+  };
+}
+
+/**
+ * An approval step: its activity records the request (start time, input); the decision (output, end
+ * time) comes from the `decide` Update; without one it waits, or it timed out or was cut short.
+ */
+function approvalStep(
+  step: Step,
+  record: ActivityRecord,
+  decision: Decision | undefined,
+  close: Close | undefined,
+  now: Date,
+): StepView {
+  const failedHere =
+    close?.error?.step === step.id ? { code: close.error.code, message: close.error.message } : null;
+  let status: StepView['status'];
+  let finishedAt: Date | null = null;
+  if (decision) {
+    status = decision.decision.decision === 'approved' ? 'success' : 'failed';
+    finishedAt = new Date(decision.decision.decided_at);
+  } else if (failedHere) {
+    status = 'failed';
+    finishedAt = close!.at;
+  } else if (close) {
+    status = 'canceled';
+    finishedAt = close.at;
+  } else {
+    status = record.state === 'failed' ? 'running' : 'waiting';
+  }
+  return {
+    id: step.id,
+    name: step.name ?? step.id,
+    kind: step.kind,
+    status,
+    started_at: record.scheduledAt.toISOString(),
+    finished_at: finishedAt?.toISOString() ?? null,
+    duration_ms: durationMs(record.scheduledAt, finishedAt, now),
+    attempts: record.attempts || 1,
+    input: record.input ?? null,
+    output: decision?.decision ?? null,
+    error:
+      status === 'failed'
+        ? (failedHere ?? { code: 'approval_rejected', message: 'The approval was rejected.' })
+        : record.error,
   };
 }
 

@@ -19,6 +19,7 @@ describe('restart of the service @integration', function () {
   let key: string;
   let finishedId: string;
   let inFlightId: string;
+  let failedId: string;
   let workflowId: string;
 
   before(async () => {
@@ -64,6 +65,16 @@ describe('restart of the service @integration', function () {
     expect((await waitForExecution(apiClient(service.url, key), finishedId)).status).to.equal('success');
   });
 
+  it('records a failed execution before the restart', async () => {
+    receiver.replyOnceTo('/fails-once', { status: 500 });
+    const failing = await createWorkflow(
+      apiClient(service.url, key),
+      definition([httpStep('call', { url: `${receiver.url}/fails-once` }, { retry: { max_attempts: 1 } })]),
+    );
+    failedId = await trigger(apiClient(service.url, key), failing);
+    expect((await waitForExecution(apiClient(service.url, key), failedId)).status).to.equal('failed');
+  });
+
   it('stops cleanly on Ctrl-C (SIGINT), releasing the data folder', async () => {
     // An execution in flight across the restart: its connector fails now and succeeds on the retry after it.
     receiver.replyOnce({ status: 503 });
@@ -91,6 +102,12 @@ describe('restart of the service @integration', function () {
     expect(execution.status).to.equal('success');
     expect(execution.steps.map((s) => s.id)).to.deep.equal(['trigger', 'route', 'welcome']);
     await api.get(`/v1/workflows/${workflowId}`).expect(200);
+  });
+
+  it('retries, after the restart, an execution that failed before it', async () => {
+    const api = apiClient(service.url, key);
+    await api.post(`/v1/executions/${failedId}/retry`).expect(202);
+    expect((await waitForExecution(api, failedId)).status).to.equal('success');
   });
 
   it('finishes an execution that was in flight when the service stopped', async () => {

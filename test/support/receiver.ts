@@ -27,7 +27,10 @@ export type Responder = (request: ReceivedRequest) => Reply | Promise<Reply>;
 
 export class Receiver {
   readonly requests: ReceivedRequest[] = [];
+  /** Paths of requests whose client went away before the answer. */
+  readonly abortedPaths: string[] = [];
   private readonly queue: Responder[] = [];
+  private readonly pathQueues = new Map<string, Responder[]>();
   private fallback: Responder = () => ({ status: 200, body: { ok: true } });
   private readonly server = http.createServer((req, res) => void this.handle(req, res));
 
@@ -45,6 +48,14 @@ export class Receiver {
   /** Answers the next requests in order with these replies, then falls back to the default. */
   replyOnce(...replies: (Reply | Responder)[]): this {
     for (const reply of replies) this.queue.push(typeof reply === 'function' ? reply : () => reply);
+    return this;
+  }
+
+  /** Answers the next requests to this path in order with these replies (before the general queue). */
+  replyOnceTo(path: string, ...replies: (Reply | Responder)[]): this {
+    const queue = this.pathQueues.get(path) ?? [];
+    for (const reply of replies) queue.push(typeof reply === 'function' ? reply : () => reply);
+    this.pathQueues.set(path, queue);
     return this;
   }
 
@@ -81,9 +92,15 @@ export class Receiver {
       at: Date.now(),
     };
     this.requests.push(request);
-    const reply = await (this.queue.shift() ?? this.fallback)(request);
+    const reply = await (this.pathQueues.get(request.path)?.shift() ?? this.queue.shift() ?? this.fallback)(
+      request,
+    );
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    if (reply.until) await reply.until.catch(() => undefined);
+    if (reply.until) {
+      const aborted = new Promise<void>((resolve) => res.once('close', () => resolve()));
+      await Promise.race([reply.until.catch(() => undefined), aborted]);
+      if (!res.writableEnded && res.destroyed) this.abortedPaths.push(request.path);
+    }
     if (res.destroyed) return;
     const payload =
       reply.body === undefined

@@ -128,6 +128,8 @@ export interface TestServiceOptions {
   db?: DbKind;
   /** Extra environment (configuration) for this service. */
   env?: Record<string, string>;
+  /** Where the service logs (silent by default). */
+  logger?: Logger;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -149,7 +151,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   let runtime: Runtime;
   try {
-    runtime = await startRuntime({ config, logger: testLogger, api: true, worker: true });
+    runtime = await startRuntime({ config, logger: options.logger ?? testLogger, api: true, worker: true });
   } catch (error) {
     await database?.drop();
     throw error;

@@ -131,3 +131,26 @@ describe('definition validation', () => {
     ).to.have.length.of.at.least(3);
   });
 });
+
+describe('definition validation of step details', () => {
+  it('rejects an ai output_schema that is not a JSON Schema', () => {
+    try {
+      parseDefinition({
+        id: 'wf',
+        steps: [{ id: 'a', kind: 'ai', prompt: 'x', output_schema: { type: 12 } }],
+      });
+      expect.fail('should have been rejected');
+    } catch (error) {
+      expect((error as AppError).details[0]!.path).to.equal('/steps/0/output_schema');
+    }
+  });
+
+  it('accepts a workflow-level timeout and rejects a malformed one', () => {
+    expect(
+      parseDefinition({ id: 'wf', timeout: '10m', steps: [{ id: 'a', kind: 'approval' }] }).timeout,
+    ).to.equal('10m');
+    expect(() =>
+      parseDefinition({ id: 'wf', timeout: 'ten minutes', steps: [{ id: 'a', kind: 'approval' }] }),
+    ).to.throw(AppError);
+  });
+});

@@ -20,6 +20,7 @@ import {
   type HttpResponseOutput,
   type StepMeta,
 } from '../shared/execution-types';
+import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
 import type { SecretResolution } from './secrets';
 
@@ -44,9 +45,10 @@ export function createHttpConnector(options: HttpConnectorOptions) {
     const secrets = await options.resolveSecrets(meta.workspaceId, spec, meta.secretPointers);
     const resolved = secrets.value as HttpRequestSpec;
     try {
-      const response = await send(dispatcher, options, resolved);
+      const response = await whileHeartbeating(() => send(dispatcher, options, resolved));
       return secrets.mask<HttpResponseOutput>(response);
     } catch (error) {
+      rethrowIfCanceled();
       throw secrets.maskFailure(toFailure(error));
     }
   };

@@ -5,6 +5,8 @@
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
+import { createAiActivity, type AiProviderConfig } from './ai';
+import { approval } from './approval';
 import { createHttpConnector } from './http-connector';
 import { rules } from './rules';
 import { createSecretResolver } from './secrets';
@@ -13,8 +15,9 @@ export interface ActivityDeps {
   db: Database;
   cipher: SecretCipher;
   allowPrivateDestinations: boolean;
-  /** Cap on a connector response body. */
+  /** Cap on a connector (or AI provider) response body. */
   maxResponseBytes?: number;
+  ai: AiProviderConfig;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -23,13 +26,16 @@ export function createActivities(deps: ActivityDeps) {
   const resolveSecrets = createSecretResolver((workspaceId, names) =>
     readSecretValues(deps.db, deps.cipher, workspaceId, names),
   );
+  const maxResponseBytes = deps.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   return {
     rules,
     connector_http: createHttpConnector({
       policy: { allowPrivate: deps.allowPrivateDestinations },
-      maxResponseBytes: deps.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+      maxResponseBytes,
       resolveSecrets,
     }),
+    ai: createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes }),
+    approval,
   };
 }
 

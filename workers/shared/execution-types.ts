@@ -88,6 +88,59 @@ export interface StepMeta {
   secretPointers: string[];
 }
 
+/** The `ai` step's request, after templates (secrets templates stay as written until the activity). */
+export interface AiRequestSpec {
+  model: string | null;
+  system: string | null;
+  prompt: string;
+  temperature: number | null;
+  max_tokens: number | null;
+  output_schema: Record<string, unknown> | null;
+}
+
+export interface AiOutput {
+  text?: string;
+  json?: unknown;
+  model: string;
+  usage: Record<string, number> | null;
+}
+
+/** What the `approval` activity records when an approval is requested. */
+export interface ApprovalRequestSpec {
+  message: unknown;
+  /** The step's `timeout` (how long the decision may take), or null for no limit. */
+  timeout: string | null;
+}
+
+/** Update `decide`: what the API sends when someone approves or rejects. */
+export interface ApprovalDecisionRequest {
+  step: string;
+  decision: 'approve' | 'reject';
+  comment: string | null;
+  /** The id of the API key that decided. */
+  decided_by: string;
+}
+
+/** The approval step's output once decided. */
+export interface ApprovalDecision {
+  decision: 'approved' | 'rejected';
+  decided_by: string;
+  comment: string | null;
+  decided_at: string;
+}
+
+export const DECIDE_UPDATE = 'decide';
+export const RETRY_SIGNAL = 'retry';
+
+/**
+ * Sent to the run a retry created (a reset run), which waits for it at the failed step: the run id
+ * says which reset it belongs to, `input` corrects the input of the failed step and later ones.
+ */
+export interface RetrySignal {
+  for_run: string;
+  input?: unknown;
+}
+
 /** ApplicationFailure types (the `code` of step and execution errors) that the API shows as they are. */
 export const STEP_ERROR_CODES = {
   ruleFailed: 'rule_failed',
@@ -99,7 +152,12 @@ export const STEP_ERROR_CODES = {
   responseTooLarge: 'response_too_large',
   invalidRequest: 'invalid_step_request',
   aiNotConfigured: 'ai_not_configured',
-  unsupported: 'unsupported_step',
+  aiProvider: 'ai_provider_error',
+  aiInvalidOutput: 'ai_invalid_output',
+  approvalRejected: 'approval_rejected',
+  approvalTimedOut: 'approval_timed_out',
+  stepNotWaiting: 'step_not_waiting',
+  secretNotFound: 'secret_not_found',
   canceled: 'canceled',
   stepFailed: 'step_failed',
 } as const;

@@ -3,19 +3,32 @@
  * id, summary = step name), and records nothing outside Temporal. History is the execution record: the
  * API reads each step's input (the activity's scheduled input), output, attempts and timings from it.
  *
+ * Retry from the failed step is a Temporal reset to the workflow task that failed the run: in the reset
+ * run (run id differs from the first run's), the step failure found at that point waits for the `retry`
+ * signal meant for this run, instead of failing again, then runs the step anew (with a corrected input
+ * if one came). Earlier retries' signals are in the history and are consumed at the same points on
+ * replay, so a retried run that fails can be retried again. (The SDK's history replayer runs every
+ * history under the first run's id, so it cannot replay a reset run; workers see the real run id.)
+ *
  * Deterministic code only (Temporal's sandbox): expressions are evaluated with step-count limits.
  * No module-level mutable state: with reuseV8Context, module scope is shared between runs.
  */
 import {
   ActivityFailure,
   ApplicationFailure,
+  condition,
+  defineSignal,
+  defineUpdate,
   isCancellation,
   proxyActivities,
+  setHandler,
   upsertMemo,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
+import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
 import {
   ExpressionError,
   evaluateExpression,
@@ -27,20 +40,47 @@ import {
   templateExpressions,
 } from '../shared/expressions';
 import {
+  DECIDE_UPDATE,
+  RETRY_SIGNAL,
   STEP_ERROR_CODES,
+  type AiRequestSpec,
+  type ApprovalDecision,
+  type ApprovalDecisionRequest,
   type ExecutionError,
   type ExecutionInput,
   type ExecutionResult,
   type ExpressionContext,
   type HttpRequestSpec,
+  type RetrySignal,
   type RulesActivityInput,
 } from '../shared/execution-types';
+import { WAITING_ATTRIBUTE } from '../shared/search-attributes';
 import { stepActivityOptions } from './step-options';
+
+/** Resumes a reset run at its failed step (see the header). */
+export const retrySignal = defineSignal<[RetrySignal]>(RETRY_SIGNAL);
+/** Approve or reject the approval step that is waiting. */
+export const decideUpdate = defineUpdate<ApprovalDecision, [ApprovalDecisionRequest]>(DECIDE_UPDATE);
 
 /** One run's state, passed explicitly to every helper. */
 interface Run {
   workspaceId: string;
   context: ExpressionContext;
+  /** The approval step waiting for a decision, if any. */
+  waitingFor?: string;
+  decision?: ApprovalDecision;
+  /** Retry signals in arrival order, and how many of them were consumed. */
+  retries: RetrySignal[];
+  consumedRetries: number;
+  /** True once the retry meant for this very run was consumed. */
+  retriedThisRun: boolean;
+}
+
+/** A step failed: the main loop either waits for a retry (reset run) or fails the execution with it. */
+class StepFailure extends Error {
+  constructor(readonly error: ExecutionError) {
+    super(error.message);
+  }
 }
 
 interface StepOutcome {
@@ -61,17 +101,69 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
         version: input.workflow.version,
       },
     },
+    retries: [],
+    consumedRetries: 0,
+    retriedThisRun: false,
   };
-  for (const step of input.workflow.definition.steps) {
-    if (step.if !== undefined && !isTruthy(await evaluate(step, step.if, run.context))) {
-      run.context.steps[step.id] = { status: 'skipped', output: null };
-      continue;
+  setHandler(retrySignal, (signal) => {
+    run.retries.push(signal);
+  });
+  setHandler(
+    decideUpdate,
+    (request) => {
+      run.decision = {
+        decision: request.decision === 'approve' ? 'approved' : 'rejected',
+        decided_by: request.decided_by,
+        comment: request.comment,
+        decided_at: new Date().toISOString(),
+      };
+      return run.decision;
+    },
+    {
+      validator: (request) => {
+        if (run.waitingFor !== request.step || run.decision !== undefined) {
+          throw ApplicationFailure.create({
+            type: STEP_ERROR_CODES.stepNotWaiting,
+            message: `Step "${request.step}" is not waiting for a decision.`,
+            nonRetryable: true,
+          });
+        }
+      },
+    },
+  );
+
+  const steps = input.workflow.definition.steps;
+  for (let index = 0; index < steps.length;) {
+    const step = steps[index]!;
+    try {
+      if (step.if !== undefined && !isTruthy(await evaluate(step, step.if, run.context))) {
+        run.context.steps[step.id] = { status: 'skipped', output: null };
+        index += 1;
+        continue;
+      }
+      const outcome = await runStep(step, run);
+      run.context.steps[step.id] = { status: 'success', output: outcome.output };
+      if (outcome.stop) return { status: 'success', stopped_at: step.id };
+      index += 1;
+    } catch (error) {
+      if (!(error instanceof StepFailure)) throw error;
+      if (await awaitRetry(run)) continue; // the same step again
+      return failExecution(error.error);
     }
-    const outcome = await runStep(step, run);
-    run.context.steps[step.id] = { status: 'success', output: outcome.output };
-    if (outcome.stop) return { status: 'success', stopped_at: step.id };
   }
   return { status: 'success' };
+}
+
+/** In a reset run whose retry has not been consumed yet, waits for the next retry signal and applies it. */
+async function awaitRetry(run: Run): Promise<boolean> {
+  const info = workflowInfo();
+  if (info.runId === info.firstExecutionRunId || run.retriedThisRun) return false;
+  await condition(() => run.retries.length > run.consumedRetries);
+  const signal = run.retries[run.consumedRetries]!;
+  run.consumedRetries += 1;
+  run.retriedThisRun = signal.for_run === info.runId;
+  if (signal.input !== undefined) run.context.input = signal.input;
+  return true;
 }
 
 async function runStep(step: Step, run: Run): Promise<StepOutcome> {
@@ -83,16 +175,13 @@ async function runStep(step: Step, run: Run): Promise<StepOutcome> {
       case 'connector':
         return { output: await runConnector(step, run, activities) };
       case 'ai':
+        return { output: await runAi(step, run, activities) };
       case 'approval':
-        // Accepted by the definition schema; the engine for these kinds is not built yet.
-        return fail(
-          step.id,
-          STEP_ERROR_CODES.unsupported,
-          `Step kind "${step.kind}" is not supported by this version of the worker.`,
-        );
+        return { output: await runApproval(step, run, activities) };
     }
   } catch (error) {
-    if (isCancellation(error)) throw error;
+    // The workflow ends as canceled only when the cancellation itself is thrown, not the activity failure wrapping it.
+    if (isCancellation(error)) throw error instanceof ActivityFailure && error.cause ? error.cause : error;
     if (error instanceof ActivityFailure) return failFromActivity(step.id, error);
     throw error;
   }
@@ -117,6 +206,60 @@ async function runConnector(step: ConnectorStep, run: Run, activities: Activitie
     workspaceId: run.workspaceId,
     secretPointers: secretTemplatePointers(step.request),
   });
+}
+
+async function runAi(step: AiStep, run: Run, activities: Activities): Promise<unknown> {
+  const configuration = { system: step.system ?? null, prompt: step.prompt };
+  const resolved = (await resolve(step, configuration, run.context)) as {
+    system: string | null;
+    prompt: unknown;
+  };
+  const request: AiRequestSpec = {
+    model: step.model ?? null,
+    system: resolved.system,
+    prompt: typeof resolved.prompt === 'string' ? resolved.prompt : JSON.stringify(resolved.prompt),
+    temperature: step.temperature ?? null,
+    max_tokens: step.max_tokens ?? null,
+    output_schema: step.output_schema ?? null,
+  };
+  return activities.ai(request, {
+    workspaceId: run.workspaceId,
+    secretPointers: secretTemplatePointers(configuration),
+  });
+}
+
+/**
+ * An approval: the `approval` activity records the request, then the execution waits (status
+ * `waiting`) for the `decide` update, at most the step's `timeout`.
+ */
+async function runApproval(step: ApprovalStep, run: Run, activities: Activities): Promise<ApprovalDecision> {
+  const message = await resolve(step, step.message ?? null, run.context);
+  run.waitingFor = step.id;
+  run.decision = undefined;
+  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
+  await activities.approval({ message, timeout: step.timeout ?? null });
+  let decided = true;
+  if (step.timeout) decided = await condition(() => run.decision !== undefined, step.timeout as Duration);
+  else await condition(() => run.decision !== undefined);
+  run.waitingFor = undefined;
+  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: false }]);
+  // Set by the update handler while this code awaited (the compiler cannot see that).
+  const decision = run.decision as ApprovalDecision | undefined;
+  if (!decided || !decision) {
+    return fail(
+      step.id,
+      STEP_ERROR_CODES.approvalTimedOut,
+      `No decision on step "${step.id}" within ${step.timeout}.`,
+    );
+  }
+  if (decision.decision === 'rejected') {
+    return fail(
+      step.id,
+      STEP_ERROR_CODES.approvalRejected,
+      `Step "${step.id}" was rejected by ${decision.decided_by}${decision.comment ? `: ${decision.comment}` : '.'}`,
+    );
+  }
+  return decision;
 }
 
 /**
@@ -186,12 +329,21 @@ function failFromActivity(stepId: string, error: ActivityFailure): never {
   return fail(stepId, STEP_ERROR_CODES.stepFailed, cause?.message ?? error.message);
 }
 
+/** A step failed (see StepFailure). */
+function fail(step: string, code: string, message: string): never {
+  throw new StepFailure({ step, code, message });
+}
+
 /**
  * Fails the execution (Temporal status Failed, which operators expect in Temporal UI). The error also
  * goes into the memo so execution lists can show it without reading each history.
  */
-function fail(step: string, code: string, message: string): never {
-  const error: ExecutionError = { step, code, message };
+function failExecution(error: ExecutionError): never {
   upsertMemo({ error });
-  throw ApplicationFailure.create({ type: code, message, nonRetryable: true, details: [error] });
+  throw ApplicationFailure.create({
+    type: error.code,
+    message: error.message,
+    nonRetryable: true,
+    details: [error],
+  });
 }

@@ -1,6 +1,6 @@
 /** How a step's `retry` and `timeout` map onto its activity's options (CONTRACT §4, §10). */
 import type { Duration } from '@temporalio/common';
-import type { ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 import type { Step } from '../../src/definitions/schema';
 
 /** Time limit of one attempt when the step sets no `timeout`. */
@@ -8,6 +8,7 @@ export const DEFAULT_STEP_TIMEOUT: Record<Step['kind'], string> = {
   rules: '10s',
   connector: '30s',
   ai: '2m',
+  // The approval activity only records the request; the wait for a decision is the step's `timeout`.
   approval: '10s',
 };
 
@@ -19,9 +20,13 @@ export const DEFAULT_RETRY = {
   max_interval: '30s',
 } as const;
 
+/** Steps that wait on the network heartbeat, so a cancel reaches them while they wait. */
+const NETWORK_KINDS = new Set<Step['kind']>(['connector', 'ai']);
+export const NETWORK_HEARTBEAT_TIMEOUT = '6s';
+
 export function stepActivityOptions(step: Step): ActivityOptions {
   const retry = { ...DEFAULT_RETRY, ...step.retry };
-  return {
+  const options: ActivityOptions = {
     activityId: step.id,
     summary: step.name ?? step.id,
     // Definition durations ("30s", "72h") are validated on save and are in the format Temporal takes.
@@ -35,4 +40,10 @@ export function stepActivityOptions(step: Step): ActivityOptions {
       maximumInterval: retry.max_interval as Duration,
     },
   };
+  if (NETWORK_KINDS.has(step.kind)) {
+    options.heartbeatTimeout = NETWORK_HEARTBEAT_TIMEOUT;
+    // A canceled execution shows its running step canceled once the request was really abandoned.
+    options.cancellationType = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED;
+  }
+  return options;
 }

@@ -1,0 +1,78 @@
+/** Finding an execution the caller may see: its Temporal handle and description, or a plain 404. */
+import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import { notFound, type AppError } from '../errors';
+import { EXECUTION_ID_PATTERN } from '../ids';
+import type { Services } from '../services';
+import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
+import { firstPayload } from '../temporal/history-mapper';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
+import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import type { ExecutionStatus } from './views';
+
+export const executionNotFound = (executionId: string): AppError =>
+  notFound('execution_not_found', `No execution '${executionId}' in this workspace.`);
+
+/** True when the description belongs to an execution of this workspace (another's is "not found"). */
+export function isVisibleTo(description: WorkflowExecutionDescription, workspaceId: string): boolean {
+  return (
+    description.type === EXECUTION_WORKFLOW_TYPE &&
+    description.typedSearchAttributes.get(WORKSPACE_ATTRIBUTE) === workspaceId
+  );
+}
+
+export interface LocatedExecution {
+  handle: WorkflowHandle;
+  description: WorkflowExecutionDescription;
+  status: ExecutionStatus;
+}
+
+const STATUS_BY_NAME: Record<string, ExecutionStatus> = {
+  COMPLETED: 'success',
+  FAILED: 'failed',
+  CANCELLED: 'canceled',
+  TERMINATED: 'terminated',
+  TIMED_OUT: 'timed_out',
+};
+
+export function statusOf(description: WorkflowExecutionDescription): ExecutionStatus {
+  const closed = STATUS_BY_NAME[description.status.name];
+  if (closed) return closed;
+  return description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true ? 'waiting' : 'running';
+}
+
+export async function locateExecution(
+  services: Services,
+  workspaceId: string,
+  executionId: string,
+): Promise<LocatedExecution> {
+  if (!EXECUTION_ID_PATTERN.test(executionId)) throw executionNotFound(executionId);
+  const { client, connection } = services.temporal;
+  const handle = client.workflow.getHandle(executionId);
+  try {
+    const description = await callTemporal(connection, () => handle.describe());
+    if (!isVisibleTo(description, workspaceId)) throw executionNotFound(executionId);
+    return { handle, description, status: statusOf(description) };
+  } catch (error) {
+    if (isWorkflowNotFound(error)) throw executionNotFound(executionId);
+    throw error;
+  }
+}
+
+/** The workflow input of a run (its first history event): the definition snapshot and the input. */
+export async function executionInputOf(
+  services: Services,
+  executionId: string,
+  runId: string,
+): Promise<ExecutionInput> {
+  const { connection, namespace } = services.temporal;
+  const page = await callTemporal(connection, () =>
+    connection.workflowService.getWorkflowExecutionHistory({
+      namespace,
+      execution: { workflowId: executionId, runId },
+      maximumPageSize: 1,
+    }),
+  );
+  const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) throw new Error(`The history of ${executionId} does not start with its input`);
+  return firstPayload(started.input) as ExecutionInput;
+}
