@@ -147,7 +147,7 @@ function resetPointOf(events: HistoryEvent[]): { step: string; resetEventId: Lon
     .reverse()
     .find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
   if (!failingTask?.eventId) throw new Error('No workflow task to reset to');
-  return { step, resetEventId: failingTask.eventId as Long };
+  return { step, resetEventId: failingTask.eventId };
 }
 
 /** A corrected input, validated against the input_schema of the version the execution runs. */

@@ -120,7 +120,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       return run.decision;
     },
     {
-      validator: (request) => {
+      validator: (request: ApprovalDecisionRequest) => {
         if (run.waitingFor !== request.step || run.decision !== undefined) {
           throw ApplicationFailure.create({
             type: STEP_ERROR_CODES.stepNotWaiting,
