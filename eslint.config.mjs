@@ -40,7 +40,7 @@ export default tseslint.config(
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, and nothing from the
     // API process except types.
-    files: ['workers/workflows/**/*.ts', 'workers/shared/**/*.ts'],
+    files: ['workers/workflows/**/*.ts', 'workers/shared/**/*.ts', 'bench/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

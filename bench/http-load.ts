@@ -7,24 +7,37 @@ import { Pool } from 'undici';
 export interface ApiClient {
   /** POST /v1/workflows/{id}/trigger; resolves with the execution id, rejects on anything but 202. */
   trigger(workflowId: string, body: unknown): Promise<string>;
+  /** POST /v1/workflows (version 1 of a new workflow); rejects on anything but 201. */
+  createWorkflow(definition: unknown): Promise<void>;
+  /** GET /v1/executions/{id}; resolves with the body as received (not parsed), rejects on anything but 200. */
+  getExecution(executionId: string): Promise<string>;
   close(): Promise<void>;
 }
 
 export function createApiClient(baseUrl: string, apiKey: string, connections: number): ApiClient {
   const pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+  const authorization = `Bearer ${apiKey}`;
+  const send = async (method: 'GET' | 'POST', path: string, expected: number, body?: unknown) => {
+    const response = await pool.request({
+      method,
+      path,
+      headers: body === undefined ? { authorization } : { authorization, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== expected)
+      throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    return text;
+  };
   return {
     async trigger(workflowId, body) {
-      const response = await pool.request({
-        method: 'POST',
-        path: `/v1/workflows/${encodeURIComponent(workflowId)}/trigger`,
-        headers,
-        body: JSON.stringify(body),
-      });
-      const text = await response.body.text();
-      if (response.statusCode !== 202) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+      const text = await send('POST', `/v1/workflows/${encodeURIComponent(workflowId)}/trigger`, 202, body);
       return (JSON.parse(text) as { execution_id: string }).execution_id;
     },
+    async createWorkflow(definition) {
+      await send('POST', '/v1/workflows', 201, definition);
+    },
+    getExecution: (executionId) => send('GET', `/v1/executions/${encodeURIComponent(executionId)}`, 200),
     close: () => pool.close(),
   };
 }

@@ -4,7 +4,9 @@
  * bench/results/latest.json). Progress and logs go to stderr. It measures only: no thresholds.
  *
  * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_WARMUP,
- * BENCH_E2E; BENCH_LOG_LEVEL for the service's logs (warn).
+ * BENCH_E2E, BENCH_READS and BENCH_READ_CONCURRENCY (read_execution), BENCH_FIVE_STEP,
+ * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_LOG_LEVEL for the service's
+ * logs (warn).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
  */
 import fs from 'node:fs';
@@ -15,6 +17,8 @@ import { describeEnvironment } from './environment';
 import { createApiClient } from './http-load';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchEndToEnd } from './scenarios/end-to-end';
+import { benchFiveStep } from './scenarios/five-step';
+import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
 import { progress, startBenchStack } from './stack';
 
@@ -36,6 +40,11 @@ function readSettings(): BenchSettings {
     concurrency: Math.max(1, nonNegativeIntFromEnv('BENCH_CONCURRENCY', 32)),
     warmup: nonNegativeIntFromEnv('BENCH_WARMUP', 100),
     e2e: nonNegativeIntFromEnv('BENCH_E2E', 500),
+    reads: nonNegativeIntFromEnv('BENCH_READS', 500),
+    readConcurrency: Math.max(1, nonNegativeIntFromEnv('BENCH_READ_CONCURRENCY', 1)),
+    fiveStep: nonNegativeIntFromEnv('BENCH_FIVE_STEP', 300),
+    fiveStepRounds: Math.max(1, nonNegativeIntFromEnv('BENCH_FIVE_STEP_ROUNDS', 2)),
+    fiveStepWarmup: nonNegativeIntFromEnv('BENCH_FIVE_STEP_WARMUP', 32),
   };
 }
 
@@ -52,6 +61,8 @@ async function runScenarios(ctx: BenchContext) {
   return {
     ...(await benchApiVersusRaw(ctx)),
     end_to_end: await benchEndToEnd(ctx),
+    read_execution: await benchReadExecution(ctx),
+    five_step_e2e: await benchFiveStep(ctx),
   };
 }
 

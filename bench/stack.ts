@@ -1,7 +1,8 @@
 /**
  * The stack a benchmark run measures, built from the service's own code: a Temporal dev server of its
  * own (free port, temporary data folder, headless), and one service process (API + worker) over an
- * embedded PGlite database in another temporary folder, with the rate limiter lifted.
+ * embedded PGlite database in another temporary folder, with the rate limiter lifted and private
+ * destinations allowed (connector steps call a local receiver).
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -86,6 +87,8 @@ export async function startBenchStack(): Promise<BenchStack> {
       // The benchmark measures the service, not its per-key limiter.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      // Connector steps of the multi-step scenarios call a receiver on 127.0.0.1.
+      ALLOW_PRIVATE_DESTINATIONS: 'true',
       LOG_LEVEL: logLevel,
     });
     progress('starting the service (API + worker, PGlite)');

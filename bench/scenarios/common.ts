@@ -17,6 +17,16 @@ export interface BenchSettings {
   warmup: number;
   /** Executions of the end-to-end scenario (BENCH_E2E). */
   e2e: number;
+  /** Measured reads of one execution per contender in read_execution (BENCH_READS). */
+  reads: number;
+  /** Reads in flight at once in read_execution (BENCH_READ_CONCURRENCY). */
+  readConcurrency: number;
+  /** Executions per contender in five_step_e2e (BENCH_FIVE_STEP). */
+  fiveStep: number;
+  /** Alternating rounds five_step_e2e is split into (BENCH_FIVE_STEP_ROUNDS). */
+  fiveStepRounds: number;
+  /** Unmeasured executions per contender before five_step_e2e (BENCH_FIVE_STEP_WARMUP). */
+  fiveStepWarmup: number;
 }
 
 export interface BenchContext {
@@ -37,3 +47,11 @@ export function demoInput(index: number): { customer: string; plan: string } {
 
 /** Visibility query of every execution of the demo workflow in the benchmark's workspace. */
 export const DEMO_EXECUTIONS_QUERY = `${WORKSPACE_ATTRIBUTE.name} = ${quote(DEMO_WORKSPACE_ID)} AND ${WORKFLOW_ATTRIBUTE.name} = ${quote(DEMO_WORKFLOW_ID)}`;
+
+/** `total` split into `parts` near-equal non-empty sizes. */
+export function split(total: number, parts: number): number[] {
+  const n = Math.max(1, Math.min(parts, total));
+  return Array.from({ length: n }, (_, i) => Math.floor(total / n) + (i < total % n ? 1 : 0)).filter(
+    (size) => size > 0,
+  );
+}

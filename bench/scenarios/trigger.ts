@@ -21,6 +21,7 @@ import {
   DEMO_WORKFLOW_ID,
   DEMO_WORKSPACE_ID,
   demoInput,
+  split,
   type BenchContext,
 } from './common';
 
@@ -66,14 +67,6 @@ interface Contender {
   operation: StartOperation;
   runs: LoadRun[];
   drainMs: number;
-}
-
-/** `total` split into `parts` near-equal non-empty sizes. */
-function split(total: number, parts: number): number[] {
-  const n = Math.max(1, Math.min(parts, total));
-  return Array.from({ length: n }, (_, i) => Math.floor(total / n) + (i < total % n ? 1 : 0)).filter(
-    (size) => size > 0,
-  );
 }
 
 /** The api_trigger, raw_start and api_vs_raw sections. */
