@@ -8,6 +8,7 @@ import { AppError } from './errors';
 import { apiKeyRoutes } from './api/api-keys';
 import { executionRoutes } from './api/executions';
 import { healthRoutes } from './api/health';
+import { hookRoutes } from './api/hooks';
 import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
@@ -27,6 +28,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...workflowRoutes(),
     ...executionRoutes(),
     ...secretRoutes(),
+    ...hookRoutes(),
   ];
 }
 

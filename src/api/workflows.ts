@@ -4,6 +4,8 @@ import { AppError, invalidRequest, notFound } from '../errors';
 import { parseDefinition } from '../definitions/validate';
 import { definitionSchema, workflowIdSchema, type Definition } from '../definitions/schema';
 import { triggerExecution } from '../executions/trigger';
+import { rotateHookSecret } from '../hooks/hook-secrets';
+import { afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -35,6 +37,10 @@ const workflowListItemSchema = z
 
 const workflowSchema = definitionSchema
   .extend({
+    hook_secret: z.string().optional().meta({
+      description:
+        'The inbound hook signing secret: only in the response of the save that created it (webhook triggers).',
+    }),
     version: z.number().int(),
     created_at: timestamp.meta({ description: 'When the workflow was created (version 1).' }),
     updated_at: timestamp.meta({ description: 'When its latest version was saved.' }),
@@ -142,15 +148,20 @@ export function workflowRoutes(): AnyRoute[] {
       errors: [409],
       handler: async ({ services, auth, body }) => {
         const definition = parseDefinition(body);
-        const record = await createWorkflow(services.db, auth.workspaceId, definition);
-        if (!record) {
+        const saved = await createWorkflow(services.db, auth.workspaceId, definition, (tx, record) =>
+          afterWorkflowSaved(services, tx, auth.workspaceId, record),
+        );
+        if (!saved) {
           throw new AppError(
             409,
             'workflow_exists',
             `A workflow '${definition.id}' already exists in this workspace; PUT /v1/workflows/${definition.id} saves a new version.`,
           );
         }
-        return { status: 201, body: await toWorkflowView(services, auth.workspaceId, record) };
+        return {
+          status: 201,
+          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
+        };
       },
     }),
     defineRoute({
@@ -194,9 +205,14 @@ export function workflowRoutes(): AnyRoute[] {
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
         const definition = definitionForPut(params.id, body);
-        const record = await saveWorkflowVersion(services.db, auth.workspaceId, definition);
-        if (!record) throw workflowNotFound(params.id);
-        return { status: 200, body: await toWorkflowView(services, auth.workspaceId, record) };
+        const saved = await saveWorkflowVersion(services.db, auth.workspaceId, definition, (tx, record) =>
+          afterWorkflowSaved(services, tx, auth.workspaceId, record),
+        );
+        if (!saved) throw workflowNotFound(params.id);
+        return {
+          status: 200,
+          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
+        };
       },
     }),
     defineRoute({
@@ -210,9 +226,44 @@ export function workflowRoutes(): AnyRoute[] {
       responses: { 204: { description: 'Deleted' } },
       errors: [404],
       handler: async ({ services, auth, params }) => {
-        if (!(await deleteWorkflow(services.db, auth.workspaceId, params.id)))
-          throw workflowNotFound(params.id);
+        const deleted = await deleteWorkflow(services.db, auth.workspaceId, params.id, () =>
+          beforeWorkflowDeleted(services, auth.workspaceId, params.id),
+        );
+        if (!deleted) throw workflowNotFound(params.id);
         return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/workflows/{id}/hook-secret',
+      operationId: 'rotateHookSecret',
+      summary: 'Rotate the inbound hook signing secret (shown once)',
+      description:
+        'For a workflow whose latest version has a webhook trigger. The previous secret stops working at once.',
+      tag: 'Workflows',
+      auth: 'write',
+      params: idParams,
+      responses: {
+        200: {
+          description: 'The new secret, shown only here',
+          schema: z.object({ hook_secret: z.string() }).meta({ id: 'HookSecret' }),
+        },
+      },
+      errors: [400, 404],
+      handler: async ({ services, auth, params }) => {
+        const record = await getWorkflowVersion(services.db, auth.workspaceId, params.id);
+        if (!record) throw workflowNotFound(params.id);
+        if (record.definition.trigger?.type !== 'webhook') {
+          throw invalidRequest(`Workflow '${params.id}' has no webhook trigger, so it has no hook secret.`, [
+            { path: '/trigger/type', message: 'must be "webhook"' },
+          ]);
+        }
+        return {
+          status: 200,
+          body: {
+            hook_secret: await rotateHookSecret(services.db, services.cipher, auth.workspaceId, params.id),
+          },
+        };
       },
     }),
     defineRoute({

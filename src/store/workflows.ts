@@ -26,12 +26,24 @@ export interface WorkflowListing {
 
 const isUniqueViolation = (error: unknown): boolean => (error as { code?: string }).code === '23505';
 
+/**
+ * Work that must succeed together with a save (inside its transaction): if it throws, the version is
+ * not saved. Its result travels back to the caller.
+ */
+export type AfterSave<T> = (tx: Queryable, record: WorkflowVersionRecord) => Promise<T>;
+
+export interface SavedWorkflow<T> {
+  record: WorkflowVersionRecord;
+  extra: T;
+}
+
 /** Creates version 1; returns undefined when the id is taken in the workspace. */
-export async function createWorkflow(
+export async function createWorkflow<T>(
   db: Database,
   workspaceId: string,
   definition: Definition,
-): Promise<WorkflowVersionRecord | undefined> {
+  afterSave: AfterSave<T>,
+): Promise<SavedWorkflow<T> | undefined> {
   try {
     return await db.transaction(async (tx) => {
       await tx.query('insert into workflows (workspace_id, id, latest_version) values ($1, $2, 1)', [
@@ -39,7 +51,8 @@ export async function createWorkflow(
         definition.id,
       ]);
       await insertVersion(tx, workspaceId, definition.id, 1, definition);
-      return (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+      const record = (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+      return { record, extra: await afterSave(tx, record) };
     });
   } catch (error) {
     if (isUniqueViolation(error)) return undefined;
@@ -48,11 +61,12 @@ export async function createWorkflow(
 }
 
 /** Saves the next version; returns undefined when there is no such workflow. */
-export async function saveWorkflowVersion(
+export async function saveWorkflowVersion<T>(
   db: Database,
   workspaceId: string,
   definition: Definition,
-): Promise<WorkflowVersionRecord | undefined> {
+  afterSave: AfterSave<T>,
+): Promise<SavedWorkflow<T> | undefined> {
   return db.transaction(async (tx) => {
     // The row lock serializes concurrent saves: each gets its own version number.
     const [row] = await tx.query<{ latest_version: number }>(
@@ -61,7 +75,8 @@ export async function saveWorkflowVersion(
     );
     if (!row) return undefined;
     await insertVersion(tx, workspaceId, definition.id, row.latest_version, definition);
-    return getWorkflowVersion(tx, workspaceId, definition.id);
+    const record = (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+    return { record, extra: await afterSave(tx, record) };
   });
 }
 
@@ -126,15 +141,23 @@ export async function listWorkflows(
   );
 }
 
-/** Deletes a workflow and its versions; running executions go on (they carry their definition). */
+/**
+ * Deletes a workflow and its versions; running executions go on (they carry their definition).
+ * `beforeCommit` runs inside the transaction once the row is gone (it throws to keep the workflow).
+ */
 export async function deleteWorkflow(
-  db: Queryable,
+  db: Database,
   workspaceId: string,
   workflowId: string,
+  beforeCommit: (tx: Queryable) => Promise<void> = async () => undefined,
 ): Promise<boolean> {
-  const rows = await db.query('delete from workflows where workspace_id = $1 and id = $2 returning id', [
-    workspaceId,
-    workflowId,
-  ]);
-  return rows.length > 0;
+  return db.transaction(async (tx) => {
+    const rows = await tx.query('delete from workflows where workspace_id = $1 and id = $2 returning id', [
+      workspaceId,
+      workflowId,
+    ]);
+    if (rows.length === 0) return false;
+    await beforeCommit(tx);
+    return true;
+  });
 }
