@@ -12,6 +12,7 @@ import { hookRoutes } from './api/hooks';
 import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
+import { webhookRoutes } from './api/webhooks';
 import { workflowRoutes } from './api/workflows';
 import { Authenticator } from './http/auth';
 import { errorHandler } from './http/error-handler';
@@ -28,6 +29,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...workflowRoutes(),
     ...executionRoutes(),
     ...secretRoutes(),
+    ...webhookRoutes(),
     ...hookRoutes(),
   ];
 }

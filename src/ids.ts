@@ -21,7 +21,27 @@ export const newWorkspaceId = (): string => `ws_${randomBase62(16)}`;
 /** An API key: `sk_` + 40 base62 characters (about 238 bits). */
 export const newApiKey = (): string => `sk_${randomBase62(40)}`;
 
-export const EXECUTION_ID_PATTERN = /^ex_[A-Za-z0-9]{1,64}$/;
+/**
+ * The execution id prefix of a schedule's runs: stable per `key` (the schedule), `ex_` + 20 base62
+ * characters of its SHA-256 (about 119 bits). Temporal appends each run's nominal start time to it.
+ */
+export function scheduledExecutionIdPrefix(key: string): string {
+  let n = BigInt(`0x${sha256Hex(key)}`);
+  let out = '';
+  for (let i = 0; i < 20; i++) {
+    out += BASE62[Number(n % 62n)];
+    n /= 62n;
+  }
+  return `ex_${out}`;
+}
+
+/**
+ * An execution id: `ex_` + base62 (a trigger's random id, or a schedule's prefix), optionally followed
+ * by the suffix Temporal appends to a scheduled run's workflow id: `-` and the nominal start time in
+ * RFC 3339, UTC, whole seconds (`ex_...-2026-11-21T21:40:00Z`).
+ */
+export const EXECUTION_ID_PATTERN =
+  /^ex_[A-Za-z0-9]{1,64}(-[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]Z)?$/;
 export const API_KEY_PATTERN = /^sk_[A-Za-z0-9]{32,128}$/;
 
 export function sha256Hex(value: string): string {

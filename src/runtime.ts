@@ -11,6 +11,7 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
 import type { Services } from './services';
 import { acquireDataDirLock, canServeSocket, pgliteSocketPath } from './store/data-dir-lock';
@@ -98,8 +99,13 @@ export async function startRuntime({
 
     const cipher = createSecretCipher(loadOrCreateSecretsKey(config.secretsKey, config.dataDir));
     const services: Services = { config, logger, db, temporal, cipher, eagerStart: runWorker };
-    if (api)
+    if (api) {
       await bootstrap(db, { bootstrapApiKey: config.bootstrapApiKey, seedDemo: config.seedDemo }, logger);
+      // Temporal's schedules match the saved workflows (a failure here must not keep the API down).
+      await reconcileSchedules(services).catch((error: unknown) =>
+        logger.warn({ err: error }, 'Could not reconcile the Temporal Schedules; the next start tries again'),
+      );
+    }
 
     let worker: Worker | undefined;
     let workerStopped: Promise<void> = new Promise(() => undefined);
@@ -113,6 +119,7 @@ export async function startRuntime({
         cipher,
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
+        webhookRetryScheduleMs: config.webhookRetryScheduleMs,
       });
       const running = worker.run();
       workerStopped = running.then(

@@ -3,6 +3,7 @@
  * at every start would cost seconds), and the activities wired to this process's dependencies.
  */
 import fs from 'node:fs';
+import { Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -15,7 +16,7 @@ import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
 import { createActivities, type ActivityDeps } from './activities';
 
-export interface ExecutionWorkerOptions extends ActivityDeps {
+export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
@@ -63,7 +64,10 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
-    activities: createActivities(options),
+    activities: createActivities({
+      ...options,
+      client: new Client({ connection: options.connection, namespace: options.namespace }),
+    }),
     // Steps mostly wait on the network: many can run at once on one core.
     maxConcurrentActivityTaskExecutions: 200,
     shutdownGraceTime: '10s',

@@ -113,6 +113,8 @@ export async function benchFiveStep(ctx: BenchContext) {
         cipher: services.cipher,
         allowPrivateDestinations: true,
         ai: services.config.ai,
+        client: services.temporal.client,
+        webhookRetryScheduleMs: services.config.webhookRetryScheduleMs,
       }),
       // As createExecutionWorker.
       maxConcurrentActivityTaskExecutions: 200,

@@ -55,6 +55,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       requestParams: {
         ...(route.params ? { path: route.params as z.ZodObject } : {}),
         ...(route.query ? { query: route.query as z.ZodObject } : {}),
+        ...(route.headers ? { header: route.headers } : {}),
       },
       ...(route.body
         ? {

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { AppError } from '../errors';
 import { invalidRequest } from '../errors';
 import type { AuthContext } from '../http/auth';
-import { readJsonBody } from '../http/body';
+import { readJsonBody, readRawBody } from '../http/body';
 import type { Scope } from '../store/api-keys';
 import { zodDetails } from '../definitions/validate';
 import type { Services } from '../services';
@@ -58,12 +58,20 @@ export interface RouteDefinition<
   auth: Scope | 'none';
   params?: P;
   query?: Q;
+  /** Request headers the endpoint reads, for the OpenAPI document (the handler checks them itself). */
+  headers?: z.ZodObject;
   body?: B;
   /**
    * 'schema' (default): the body must match `body` or the request is a 400 `invalid_request`.
    * 'handler': the handler validates the body itself (definitions, trigger input) with its own error code.
    */
   bodyValidation?: 'schema' | 'handler';
+  /**
+   * 'before' (default): the JSON body is parsed before the handler runs (malformed JSON: 400).
+   * 'handler': the body is only read (size limit, 413): `body` is undefined, and the handler checks
+   * `rawBody` first (inbound hooks verify a signature over it), then calls parseJsonBody itself.
+   */
+  bodyParsing?: 'before' | 'handler';
   bodyRequired?: boolean;
   responses: Record<number, ResponseSpec>;
   /** Error statuses this endpoint can answer, documented with the error body. */
@@ -122,9 +130,11 @@ export function registerRoutes(
           )
         : undefined;
       const wantsBody = route.method === 'post' || route.method === 'put';
-      const body = wantsBody
-        ? await readJsonBody(ctx, services.config.bodyLimitBytes)
-        : { present: false, raw: Buffer.alloc(0), value: undefined };
+      const body = !wantsBody
+        ? { present: false, raw: Buffer.alloc(0), value: undefined }
+        : route.bodyParsing === 'handler'
+          ? await readRawBody(ctx, services.config.bodyLimitBytes)
+          : await readJsonBody(ctx, services.config.bodyLimitBytes);
       if (route.bodyRequired && !body.present)
         throw invalidRequest('This endpoint needs a JSON body.', [{ path: '', message: 'is required' }]);
       let value = body.value;

@@ -278,6 +278,13 @@ export function workflowRoutes(): AnyRoute[] {
       auth: 'write',
       params: idParams,
       query: z.strictObject({ version: versionParam }),
+      headers: z.object({
+        'Idempotency-Key': z
+          .string()
+          .max(255)
+          .optional()
+          .meta({ description: 'The same key (per workflow, 24 h) answers the same execution_id.' }),
+      }),
       body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
       bodyValidation: 'handler',
       responses: { 202: { description: 'Accepted: the execution runs', schema: acceptedSchema } },

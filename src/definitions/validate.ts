@@ -12,7 +12,7 @@ import {
   stringsWithPointers,
   templateExpressions,
 } from '../../workers/shared/expressions';
-import { compileInputSchema } from './input-schema';
+import { compileInputSchema, validateInput } from './input-schema';
 import { definitionSchema, type Definition, type Step } from './schema';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
@@ -27,7 +27,7 @@ export function parseDefinition(body: unknown): Definition {
   return parsed.data;
 }
 
-function invalidDefinition(details: ErrorDetail[]): AppError {
+export function invalidDefinition(details: ErrorDetail[]): AppError {
   const first = details[0];
   const summary = first ? `${first.path || '/'}: ${first.message}` : 'invalid';
   const more =
@@ -99,11 +99,66 @@ function checkDefinition(definition: Definition): ErrorDetail[] {
       });
     }
   }
-  const trigger = definition.trigger;
-  if (trigger?.type === 'schedule' && (trigger.cron === undefined) === (trigger.every === undefined)) {
+  if (definition.trigger?.type === 'schedule') problems.push(...scheduleProblems(definition));
+  return problems;
+}
+
+type ScheduleTrigger = Extract<NonNullable<Definition['trigger']>, { type: 'schedule' }>;
+
+const DURATION_UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/**
+ * A schedule trigger: exactly one of `cron` and `every`, an interval Temporal accepts, an IANA time zone,
+ * and an `input` that satisfies the input_schema (the cron expression itself is checked by Temporal when
+ * the schedule is created; see src/schedules/sync.ts).
+ */
+function scheduleProblems(definition: Definition): ErrorDetail[] {
+  const trigger = definition.trigger as ScheduleTrigger;
+  const problems: ErrorDetail[] = [];
+  if ((trigger.cron === undefined) === (trigger.every === undefined)) {
     problems.push({ path: '/trigger', message: 'a schedule trigger needs exactly one of "cron" or "every"' });
   }
+  if (trigger.every !== undefined) {
+    const [, amount, unit] = /^([0-9]+)([a-z]+)$/.exec(trigger.every)!;
+    if (Number(amount) * DURATION_UNIT_MS[unit as keyof typeof DURATION_UNIT_MS] < 1_000)
+      problems.push({ path: '/trigger/every', message: 'must be at least 1s' });
+  }
+  if (trigger.timezone !== undefined) {
+    const problem = timeZoneProblem(trigger.timezone);
+    if (problem) problems.push({ path: '/trigger/timezone', message: problem });
+  }
+  if (definition.input_schema) {
+    let inputProblems: ErrorDetail[] = [];
+    try {
+      // A copy: validation fills in defaults, and the definition is stored as written.
+      inputProblems = validateInput(definition.input_schema, structuredClone(trigger.input ?? {}));
+    } catch {
+      // An input_schema that does not compile is reported at /input_schema.
+    }
+    for (const problem of inputProblems)
+      problems.push({
+        path: `/trigger/input${problem.path}`,
+        message: `${problem.message} (the schedule's input must satisfy the input_schema)`,
+      });
+  }
   return problems;
+}
+
+/** Why a time zone name is not one Temporal loads (IANA names, exactly spelt), or undefined. */
+function timeZoneProblem(name: string): string | undefined {
+  const invalid = 'must be an IANA time zone name such as "UTC" or "Europe/Paris"';
+  // Newer Intl versions accept UTC offsets ("+05:00"); Temporal does not.
+  if (!/^[A-Za-z]/.test(name)) return invalid;
+  let resolved: string;
+  try {
+    resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return invalid;
+  }
+  // Intl ignores case, Temporal does not.
+  if (resolved !== name && resolved.toLowerCase() === name.toLowerCase())
+    return `must be spelt "${resolved}"`;
+  return undefined;
 }
 
 /** The JSONata expressions of a step (as opposed to templates): `if` and each rule's `when`. */

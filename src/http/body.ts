@@ -1,6 +1,7 @@
 /**
  * Request bodies (CONTRACT §1): JSON only (415 otherwise), size-limited (413), parsed here so malformed
- * JSON is a 400 `invalid_request` with the parser's reason. The raw bytes are kept for signature checks.
+ * JSON is a 400 `invalid_request` with the parser's reason. The raw bytes are kept for signature checks,
+ * and a route can read them without parsing (inbound hooks verify a signature first).
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
@@ -12,14 +13,16 @@ export interface ParsedBody {
   value: unknown;
 }
 
+const NO_BODY: ParsedBody = { present: false, raw: Buffer.alloc(0), value: undefined };
+
 function hasBody(ctx: Koa.Context): boolean {
   const length = ctx.get('content-length');
   if (length !== '') return Number(length) > 0;
   return ctx.get('transfer-encoding') !== '';
 }
 
-export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<ParsedBody> {
-  if (!hasBody(ctx)) return { present: false, raw: Buffer.alloc(0), value: undefined };
+/** 415 unless the body is declared JSON in UTF-8. */
+function checkJsonContentType(ctx: Koa.Context): void {
   if (!ctx.is('application/json', '+json')) {
     throw new AppError(
       415,
@@ -31,13 +34,30 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
     throw new AppError(415, 'unsupported_media_type', 'JSON bodies must be UTF-8.');
   }
-  let raw: Buffer;
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch (error) {
+    throw invalidRequest(`Malformed JSON: ${(error as Error).message}`, [
+      { path: '', message: 'is not valid JSON' },
+    ]);
+  }
+}
+
+/** The body's bytes, within the size limit (413), neither checked nor parsed. */
+export async function readRawBody(ctx: Koa.Context, limitBytes: number): Promise<ParsedBody> {
+  if (!hasBody(ctx)) return NO_BODY;
   try {
     const length = ctx.get('content-length');
-    raw = await getRawBody(ctx.req, { limit: limitBytes, ...(length ? { length } : {}) });
+    return {
+      present: true,
+      raw: await getRawBody(ctx.req, { limit: limitBytes, ...(length ? { length } : {}) }),
+      value: undefined,
+    };
   } catch (error) {
-    const type = (error as { type?: string }).type;
-    if (type === 'entity.too.large') {
+    if ((error as { type?: string }).type === 'entity.too.large') {
       throw new AppError(
         413,
         'payload_too_large',
@@ -46,11 +66,19 @@ export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promis
     }
     throw invalidRequest('The request body could not be read completely.');
   }
-  try {
-    return { present: true, raw, value: JSON.parse(raw.toString('utf8')) as unknown };
-  } catch (error) {
-    throw invalidRequest(`Malformed JSON: ${(error as Error).message}`, [
-      { path: '', message: 'is not valid JSON' },
-    ]);
-  }
+}
+
+/** Reads and parses a JSON body; the content type is checked before anything is read. */
+export async function readJsonBody(ctx: Koa.Context, limitBytes: number): Promise<ParsedBody> {
+  if (!hasBody(ctx)) return NO_BODY;
+  checkJsonContentType(ctx);
+  const body = await readRawBody(ctx, limitBytes);
+  return { ...body, value: parseJson(body.raw) };
+}
+
+/** Parses bytes read by readRawBody as readJsonBody would have (415, 400); undefined without a body. */
+export function parseJsonBody(ctx: Koa.Context, raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  checkJsonContentType(ctx);
+  return parseJson(raw);
 }

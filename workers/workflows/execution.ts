@@ -16,14 +16,17 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   condition,
   defineSignal,
   defineUpdate,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
@@ -54,6 +57,7 @@ import {
   type RetrySignal,
   type RulesActivityInput,
 } from '../shared/execution-types';
+import type { EventKind } from '../shared/event-types';
 import { WAITING_ATTRIBUTE } from '../shared/search-attributes';
 import { stepActivityOptions } from './step-options';
 
@@ -62,9 +66,19 @@ export const retrySignal = defineSignal<[RetrySignal]>(RETRY_SIGNAL);
 /** Approve or reject the approval step that is waiting. */
 export const decideUpdate = defineUpdate<ApprovalDecision, [ApprovalDecisionRequest]>(DECIDE_UPDATE);
 
+/**
+ * Emitting an event is a local activity: no extra round trip, recorded in history (so a replay never
+ * emits twice), retried until the database answers (an event is never dropped).
+ */
+const { emit_event } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
 /** One run's state, passed explicitly to every helper. */
 interface Run {
   workspaceId: string;
+  workflow: { id: string; version: number };
   context: ExpressionContext;
   /** The approval step waiting for a decision, if any. */
   waitingFor?: string;
@@ -92,6 +106,7 @@ interface StepOutcome {
 export async function execution(input: ExecutionInput): Promise<ExecutionResult> {
   const run: Run = {
     workspaceId: input.workspaceId,
+    workflow: { id: input.workflow.id, version: input.workflow.version },
     context: {
       input: input.input,
       steps: {},
@@ -132,6 +147,19 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     },
   );
 
+  try {
+    return await runSteps(input, run);
+  } catch (error) {
+    if (isCancellation(error)) {
+      // The run is being canceled: announce it (in a scope the cancellation cannot interrupt), then end.
+      await CancellationScope.nonCancellable(() => emit(run, 'execution.canceled', 'canceled'));
+    }
+    throw error;
+  }
+}
+
+async function runSteps(input: ExecutionInput, run: Run): Promise<ExecutionResult> {
+  await emit(run, 'execution.started', 'running');
   const steps = input.workflow.definition.steps;
   for (let index = 0; index < steps.length;) {
     const step = steps[index]!;
@@ -143,15 +171,43 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       }
       const outcome = await runStep(step, run);
       run.context.steps[step.id] = { status: 'success', output: outcome.output };
-      if (outcome.stop) return { status: 'success', stopped_at: step.id };
+      if (outcome.stop) return await succeed(run, { status: 'success', stopped_at: step.id });
       index += 1;
     } catch (error) {
       if (!(error instanceof StepFailure)) throw error;
       if (await awaitRetry(run)) continue; // the same step again
-      return failExecution(error.error);
+      return await failExecution(run, error.error);
     }
   }
-  return { status: 'success' };
+  return await succeed(run, { status: 'success' });
+}
+
+async function succeed(run: Run, result: ExecutionResult): Promise<ExecutionResult> {
+  await emit(run, 'execution.completed', 'success');
+  return result;
+}
+
+/** Emits an execution event (CONTRACT §6) about this run. */
+async function emit(
+  run: Run,
+  event: EventKind,
+  status: string,
+  error: ExecutionError | null = null,
+): Promise<void> {
+  await emit_event({
+    payload: {
+      id: `evt_${uuid4().replace(/-/g, '')}`,
+      event,
+      created_at: new Date().toISOString(),
+      execution_id: run.context.execution.id,
+      workflow: run.workflow.id,
+      workflow_version: run.workflow.version,
+      status,
+      error,
+    },
+    workspace_id: run.workspaceId,
+    run_id: workflowInfo().runId,
+  });
 }
 
 /** In a reset run whose retry has not been consumed yet, waits for the next retry signal and applies it. */
@@ -238,6 +294,7 @@ async function runApproval(step: ApprovalStep, run: Run, activities: Activities)
   run.decision = undefined;
   upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
   await activities.approval({ message, timeout: step.timeout ?? null });
+  await emit(run, 'execution.waiting', 'waiting');
   let decided = true;
   if (step.timeout) decided = await condition(() => run.decision !== undefined, step.timeout as Duration);
   else await condition(() => run.decision !== undefined);
@@ -338,8 +395,9 @@ function fail(step: string, code: string, message: string): never {
  * Fails the execution (Temporal status Failed, which operators expect in Temporal UI). The error also
  * goes into the memo so execution lists can show it without reading each history.
  */
-function failExecution(error: ExecutionError): never {
+async function failExecution(run: Run, error: ExecutionError): Promise<never> {
   upsertMemo({ error });
+  await emit(run, 'execution.failed', 'failed', error);
   throw ApplicationFailure.create({
     type: error.code,
     message: error.message,

@@ -1,2 +1,3 @@
 /** Workflow types registered with the worker. Deterministic code only (see eslint.config.mjs). */
+export { delivery } from './delivery';
 export { execution } from './execution';

@@ -1,0 +1,289 @@
+/** Webhook endpoints for execution events (CONTRACT §6), their delivery log and redelivery. */
+import { z } from 'zod';
+import { AppError, notFound } from '../errors';
+import { checkDestination, DestinationError } from '../net/destination-guard';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  deliveryTarget,
+  getDelivery,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  markDelivery,
+  type DeliveryRecord,
+  type EndpointRecord,
+} from '../store/webhooks';
+import { callTemporal } from '../temporal/errors';
+import { newEndpointSecret } from '../webhooks/signing';
+import { randomBase62 } from '../ids';
+import {
+  DELIVERY_WORKFLOW_TYPE,
+  EVENT_KINDS,
+  type DeliveryWorkflowInput,
+} from '../../workers/shared/event-types';
+import { decodeCursor, isString, pageOf } from './cursor';
+import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { timestamp } from './schemas';
+
+const endpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.enum(EVENT_KINDS)),
+    description: z.string().nullable(),
+    status: z
+      .enum(['enabled', 'disabled'])
+      .meta({ description: 'disabled after the receiver answered 410 Gone' }),
+    created_at: timestamp,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+const createdEndpointSchema = endpointSchema
+  .extend({
+    secret: z
+      .string()
+      .meta({ description: 'The whsec_ signing secret (Standard Webhooks): shown only here.' }),
+  })
+  .meta({ id: 'CreatedWebhookEndpoint' });
+
+const deliverySchema = z
+  .object({
+    id: z.string(),
+    event_id: z.string().meta({ description: 'Also the webhook-id header of every attempt.' }),
+    event: z.enum(EVENT_KINDS),
+    execution_id: z.string(),
+    status: z.enum(['pending', 'succeeded', 'failed']),
+    attempts: z.array(
+      z.object({
+        at: timestamp,
+        status_code: z.number().int().nullable(),
+        duration_ms: z.number().int(),
+        error: z.string().nullable(),
+      }),
+    ),
+    next_attempt_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+const createBody = z.strictObject({
+  url: z.string().min(1).max(2048),
+  events: z
+    .array(z.enum(EVENT_KINDS, { error: `must be one of ${EVENT_KINDS.join(', ')}` }))
+    .min(1)
+    .max(EVENT_KINDS.length)
+    .refine((events) => new Set(events).size === events.length, 'must not repeat an event kind'),
+  description: z.string().max(500).optional(),
+});
+
+const idParams = z.object({ id: z.string() });
+const webhookNotFound = (id: string) =>
+  notFound('webhook_not_found', `No webhook '${id}' in this workspace.`);
+
+function toEndpointView(record: EndpointRecord) {
+  return {
+    id: record.id,
+    url: record.url,
+    events: record.events,
+    description: record.description,
+    status: record.status,
+    created_at: record.created_at.toISOString(),
+  };
+}
+
+function toDeliveryView(
+  record: DeliveryRecord & {
+    attempts: { at: Date; status_code: number | null; duration_ms: number; error: string | null }[];
+  },
+) {
+  return {
+    id: record.id,
+    event_id: record.event_id,
+    event: record.event,
+    execution_id: record.execution_id,
+    status: record.status,
+    attempts: record.attempts.map((a) => ({
+      at: a.at.toISOString(),
+      status_code: a.status_code,
+      duration_ms: a.duration_ms,
+      error: a.error,
+    })),
+    next_attempt_at: record.next_attempt_at?.toISOString() ?? null,
+    created_at: record.created_at.toISOString(),
+  };
+}
+
+export function webhookRoutes(): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Register an endpoint for execution events',
+      description:
+        'The URL must be HTTPS and must not resolve to a private, loopback or link-local address (checked now and at every delivery). ' +
+        'Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the returned secret.',
+      tag: 'Webhooks',
+      auth: 'write',
+      body: createBody,
+      bodyRequired: true,
+      responses: {
+        201: { description: 'Registered; `secret` is shown only here', schema: createdEndpointSchema },
+      },
+      errors: [400],
+      handler: async ({ services, auth, body }) => {
+        try {
+          await checkDestination(body.url, { allowPrivate: services.config.allowPrivateDestinations });
+        } catch (error) {
+          if (!(error instanceof DestinationError)) throw error;
+          throw new AppError(
+            400,
+            'invalid_webhook_url',
+            `The webhook URL is not allowed: ${error.message}.`,
+            {
+              details: [{ path: '/url', message: error.message }],
+            },
+          );
+        }
+        const secret = newEndpointSecret();
+        const record = await createEndpoint(services.db, services.cipher, {
+          workspaceId: auth.workspaceId,
+          url: body.url,
+          events: body.events,
+          description: body.description ?? null,
+          secret,
+        });
+        return { status: 201, body: { ...toEndpointView(record), secret } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'List webhook endpoints',
+      tag: 'Webhooks',
+      auth: 'read',
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: {
+        200: { description: 'A page of endpoints', schema: paginated(endpointSchema, 'WebhookEndpointList') },
+      },
+      errors: [400],
+      handler: async ({ services, auth, query }) => {
+        const scope = ['webhooks', auth.workspaceId];
+        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
+        const rows = await listEndpoints(services.db, auth.workspaceId, {
+          limit: query.limit + 1,
+          ...(afterId ? { afterId } : {}),
+        });
+        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toEndpointView) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhooks/{id}',
+      operationId: 'getWebhook',
+      summary: 'Read a webhook endpoint (never its secret)',
+      tag: 'Webhooks',
+      auth: 'read',
+      params: idParams,
+      responses: { 200: { description: 'The endpoint', schema: endpointSchema } },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        const record = await getEndpoint(services.db, auth.workspaceId, params.id);
+        if (!record) throw webhookNotFound(params.id);
+        return { status: 200, body: toEndpointView(record) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Remove a webhook endpoint (its pending retries stop)',
+      tag: 'Webhooks',
+      auth: 'write',
+      params: idParams,
+      responses: { 204: { description: 'Removed' } },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        if (!(await deleteEndpoint(services.db, auth.workspaceId, params.id)))
+          throw webhookNotFound(params.id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: "An endpoint's deliveries, newest first, with every attempt",
+      tag: 'Webhooks',
+      auth: 'read',
+      params: idParams,
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: {
+        200: {
+          description: 'A page of deliveries',
+          schema: paginated(deliverySchema, 'WebhookDeliveryList'),
+        },
+      },
+      errors: [400, 404],
+      handler: async ({ services, auth, params, query }) => {
+        if (!(await getEndpoint(services.db, auth.workspaceId, params.id))) throw webhookNotFound(params.id);
+        const scope = ['deliveries', params.id];
+        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
+        const rows = await listDeliveries(services.db, params.id, {
+          limit: query.limit + 1,
+          ...(afterId ? { afterId } : {}),
+        });
+        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toDeliveryView) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
+      operationId: 'redeliverWebhook',
+      summary: 'Send a delivery again',
+      description: 'A new series of attempts (same webhook-id), logged after the earlier ones.',
+      tag: 'Webhooks',
+      auth: 'write',
+      params: z.object({ id: z.string(), delivery_id: z.string() }),
+      responses: {
+        202: {
+          description: 'Accepted: the delivery is being sent again',
+          schema: z
+            .object({ status: z.literal('accepted'), delivery_id: z.string() })
+            .meta({ id: 'RedeliveryAccepted' }),
+        },
+      },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        const endpoint = await getEndpoint(services.db, auth.workspaceId, params.id);
+        if (!endpoint) throw webhookNotFound(params.id);
+        const delivery = await getDelivery(services.db, params.id, params.delivery_id);
+        if (!delivery)
+          throw notFound('not_found', `No delivery '${params.delivery_id}' for webhook '${params.id}'.`);
+        const target = await deliveryTarget(services.db, services.cipher, delivery.id);
+        if (!target)
+          throw notFound('not_found', `No delivery '${params.delivery_id}' for webhook '${params.id}'.`);
+        const input: DeliveryWorkflowInput = {
+          event: { payload: target.payload, workspace_id: auth.workspaceId, run_id: '' },
+          delivery_ids: [delivery.id],
+          max_attempts: services.config.webhookRetryScheduleMs.length + 1,
+          // Sent again on request: the execution it describes closed long ago (or this is a progress event).
+          skip_close_wait: true,
+        };
+        await markDelivery(services.db, delivery.id, 'pending');
+        const { client, connection } = services.temporal;
+        await callTemporal(connection, () =>
+          client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
+            taskQueue: services.config.temporal.taskQueue,
+            workflowId: `dlv_${delivery.id}_r${randomBase62(8)}`,
+            args: [input],
+            staticSummary: `Redelivery of ${delivery.event} (${delivery.id})`,
+          }),
+        );
+        return { status: 202, body: { status: 'accepted', delivery_id: delivery.id } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,49 @@
+/** Execution events (CONTRACT §6): what the execution workflow emits and delivery workflows carry. */
+import type { ExecutionError } from './execution-types';
+
+export const EVENT_KINDS = [
+  'execution.started',
+  'execution.waiting',
+  'execution.completed',
+  'execution.failed',
+  'execution.canceled',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** Events about a closed execution: their first delivery attempt waits until the run is closed. */
+export const CLOSING_EVENTS: readonly EventKind[] = [
+  'execution.completed',
+  'execution.failed',
+  'execution.canceled',
+];
+
+/** The JSON body receivers get. */
+export interface EventPayload {
+  id: string;
+  event: EventKind;
+  created_at: string;
+  execution_id: string;
+  workflow: string;
+  workflow_version: number;
+  status: string;
+  error: ExecutionError | null;
+}
+
+/** An event as the workflow emits it: the payload plus where it belongs. */
+export interface EmittedEvent {
+  payload: EventPayload;
+  workspace_id: string;
+  /** The run that emitted it: a closing event waits for this run to close. */
+  run_id: string;
+}
+
+export interface DeliveryWorkflowInput {
+  event: EmittedEvent;
+  delivery_ids: string[];
+  /** Attempts in all per delivery: the first one plus the retry schedule. */
+  max_attempts: number;
+  /** A redelivery on request: the execution closed long ago, no need to wait for it. */
+  skip_close_wait?: boolean;
+}
+
+export const DELIVERY_WORKFLOW_TYPE = 'delivery';
