@@ -11,7 +11,16 @@ export interface ApiClient {
   createWorkflow(definition: unknown): Promise<void>;
   /** GET /v1/executions/{id}; resolves with the body as received (not parsed), rejects on anything but 200. */
   getExecution(executionId: string): Promise<string>;
+  /** POST /v1/webhooks; resolves with the endpoint's id and its whsec_ secret, rejects on anything but 201. */
+  createWebhook(endpoint: { url: string; events: string[]; description?: string }): Promise<CreatedWebhook>;
   close(): Promise<void>;
+}
+
+export interface CreatedWebhook {
+  id: string;
+  url: string;
+  /** The whsec_ signing secret, shown only in the 201 answer. */
+  secret: string;
 }
 
 export function createApiClient(baseUrl: string, apiKey: string, connections: number): ApiClient {
@@ -38,6 +47,9 @@ export function createApiClient(baseUrl: string, apiKey: string, connections: nu
       await send('POST', '/v1/workflows', 201, definition);
     },
     getExecution: (executionId) => send('GET', `/v1/executions/${encodeURIComponent(executionId)}`, 200),
+    async createWebhook(endpoint) {
+      return JSON.parse(await send('POST', '/v1/webhooks', 201, endpoint)) as CreatedWebhook;
+    },
     close: () => pool.close(),
   };
 }

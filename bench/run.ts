@@ -5,8 +5,9 @@
  *
  * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_WARMUP,
  * BENCH_E2E, BENCH_READS and BENCH_READ_CONCURRENCY (read_execution), BENCH_FIVE_STEP,
- * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_LOG_LEVEL for the service's
- * logs (warn).
+ * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_WEBHOOK_EXECUTIONS,
+ * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
+ * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_LOG_LEVEL for the service's logs (warn).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
  */
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
+import { benchWebhooks } from './scenarios/webhooks';
 import { progress, startBenchStack } from './stack';
 
 const RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'latest.json');
@@ -45,6 +47,11 @@ function readSettings(): BenchSettings {
     fiveStep: nonNegativeIntFromEnv('BENCH_FIVE_STEP', 300),
     fiveStepRounds: Math.max(1, nonNegativeIntFromEnv('BENCH_FIVE_STEP_ROUNDS', 2)),
     fiveStepWarmup: nonNegativeIntFromEnv('BENCH_FIVE_STEP_WARMUP', 32),
+    webhookExecutions: nonNegativeIntFromEnv('BENCH_WEBHOOK_EXECUTIONS', 300),
+    webhookConcurrency: Math.max(1, nonNegativeIntFromEnv('BENCH_WEBHOOK_CONCURRENCY', 16)),
+    webhookWarmup: nonNegativeIntFromEnv('BENCH_WEBHOOK_WARMUP', 16),
+    webhookFanoutExecutions: nonNegativeIntFromEnv('BENCH_WEBHOOK_FANOUT_EXECUTIONS', 100),
+    webhookFanoutEndpoints: Math.max(1, nonNegativeIntFromEnv('BENCH_WEBHOOK_FANOUT_ENDPOINTS', 10)),
   };
 }
 
@@ -63,6 +70,7 @@ async function runScenarios(ctx: BenchContext) {
     end_to_end: await benchEndToEnd(ctx),
     read_execution: await benchReadExecution(ctx),
     five_step_e2e: await benchFiveStep(ctx),
+    webhooks: await benchWebhooks(ctx),
   };
 }
 

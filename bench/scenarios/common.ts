@@ -27,6 +27,16 @@ export interface BenchSettings {
   fiveStepRounds: number;
   /** Unmeasured executions per contender before five_step_e2e (BENCH_FIVE_STEP_WARMUP). */
   fiveStepWarmup: number;
+  /** Measured executions of the webhooks delivery-latency part (BENCH_WEBHOOK_EXECUTIONS). */
+  webhookExecutions: number;
+  /** Executions in flight at once in the webhooks scenario (BENCH_WEBHOOK_CONCURRENCY). */
+  webhookConcurrency: number;
+  /** Unmeasured executions before the webhooks delivery-latency part (BENCH_WEBHOOK_WARMUP). */
+  webhookWarmup: number;
+  /** Executions of the webhooks fan-out part (BENCH_WEBHOOK_FANOUT_EXECUTIONS). */
+  webhookFanoutExecutions: number;
+  /** Endpoints every fan-out execution is delivered to (BENCH_WEBHOOK_FANOUT_ENDPOINTS). */
+  webhookFanoutEndpoints: number;
 }
 
 export interface BenchContext {
