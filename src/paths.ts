@@ -16,8 +16,11 @@ export const projectRoot = findProjectRoot(__dirname);
 export const migrationsDirectory = path.join(projectRoot, 'migrations');
 /** Tools the service installs for itself (the Temporal CLI), kept out of the user's PATH. */
 export const toolsDirectory = path.join(projectRoot, '.tools');
-/** The workflow bundle `npm run build` writes; the worker bundles on the fly when it is missing. */
-export const workflowBundlePath = path.join(projectRoot, 'dist', 'workflow-bundle.js');
+/**
+ * The workflow bundle `npm run build` writes beside the compiled code (dist/workflow-bundle.js); the
+ * worker bundles on the fly when it is missing, e.g. when code is compiled into another folder.
+ */
+export const workflowBundlePath = path.join(__dirname, '..', 'workflow-bundle.js');
 
 /** The version in package.json (shown in the OpenAPI document and logs). */
 export const projectVersion = (
