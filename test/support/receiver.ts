@@ -11,6 +11,8 @@ export interface ReceivedRequest {
   body: string;
   json: unknown;
   at: number;
+  /** The status this receiver answered (undefined until it has, or when the client went away first). */
+  answered?: number;
 }
 
 export interface Reply {
@@ -113,5 +115,6 @@ export class Receiver {
       ...reply.headers,
     });
     res.end(payload);
+    request.answered = reply.status ?? 200;
   }
 }

@@ -15,7 +15,8 @@ export interface DeliverySummary {
 
 const { await_execution_closed } = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
-  heartbeatTimeout: '90s',
+  // Each long-poll returns within about 20 s and the activity heartbeats between them.
+  heartbeatTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
 });
 

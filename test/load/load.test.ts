@@ -1,0 +1,144 @@
+/**
+ * Load (bounded in count and time, loopback only): thousands of triggers at high concurrency across
+ * several workflows and workspaces, against the production shape (API and worker processes, PostgreSQL,
+ * a Temporal server). Afterwards every execution is accounted for, every event was delivered, and the
+ * API never answered a 5xx.
+ */
+import { expect } from 'chai';
+import { Deployment } from '../support/deployment';
+import { definition, httpStep, rulesStep } from '../support/fixtures';
+import { Receiver } from '../support/receiver';
+import { apiClient } from '../support/stack';
+import {
+  expectEventsDelivered,
+  receivedEvents,
+  reportScenario,
+  ResponseLog,
+  waitAllFinalListed,
+} from '../faults/harness';
+
+const TRIGGERS = Number(process.env['LOAD_TRIGGERS'] ?? 2000);
+const CONCURRENCY = Number(process.env['LOAD_CONCURRENCY'] ?? 48);
+const WORKSPACES = 3;
+
+interface Target {
+  workspace: string;
+  key: string;
+  workflowId: string;
+  eventsPath: string;
+}
+
+describe('load: thousands of triggers across workflows and workspaces @integration @load', function () {
+  this.timeout(900_000);
+  const deployment = new Deployment();
+  let receiver: Receiver;
+  const targets: Target[] = [];
+  const log = new ResponseLog();
+  const accepted = new Map<string, Target>();
+  let triggerSeconds = 0;
+  let settleSeconds = 0;
+
+  before(async () => {
+    receiver = await Receiver.start();
+    receiver.replyAlways({ status: 204 });
+    await deployment.start();
+    for (let w = 0; w < WORKSPACES; w++) {
+      const { workspaceId, key } = await deployment.newWorkspace();
+      const api = apiClient(deployment.url, key);
+      const eventsPath = `/events/${workspaceId}`;
+      await api
+        .post('/v1/webhooks', {
+          url: `${receiver.url}${eventsPath}`,
+          events: ['execution.started', 'execution.completed'],
+        })
+        .expect(201);
+      for (const steps of [
+        [
+          rulesStep('route', [{ when: 'input.n % 2 = 0', output: 'even' }], { default: 'odd' }),
+          rulesStep('echo', [{ when: 'true', output: '{{ steps.route.output }}' }]),
+        ],
+        [
+          rulesStep('prepare', [{ when: 'true', output: { n: '{{ input.n }}' } }]),
+          httpStep('call', { method: 'POST', url: `${receiver.url}/work`, body: { n: '{{ input.n }}' } }),
+        ],
+      ]) {
+        const body = definition(steps);
+        await api.post('/v1/workflows', body).expect(201);
+        targets.push({ workspace: workspaceId, key, workflowId: body['id'] as string, eventsPath });
+      }
+    }
+    const started = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < TRIGGERS) {
+          const n = next++;
+          const target = targets[n % targets.length]!;
+          const res = await apiClient(deployment.url, target.key)
+            .post(`/v1/workflows/${target.workflowId}/trigger`, { n })
+            .timeout(30_000);
+          log.record(res, [202]);
+          if (res.status === 202) accepted.set(res.body.execution_id as string, target);
+        }
+      }),
+    );
+    triggerSeconds = (Date.now() - started) / 1000;
+  });
+  after(async () => {
+    let delivered = 0;
+    for (const target of new Set(targets.map((t) => t.eventsPath))) {
+      const events = receivedEvents(receiver, target);
+      for (const kinds of events.values()) delivered += kinds.size;
+    }
+    reportScenario('load', {
+      triggers: TRIGGERS,
+      concurrency: CONCURRENCY,
+      workflows: targets.length,
+      workspaces: WORKSPACES,
+      accepted: accepted.size,
+      trigger_seconds: triggerSeconds,
+      settle_seconds: settleSeconds,
+      events_expected: accepted.size * 2,
+      events_delivered: delivered,
+      responses: log.summary(),
+    });
+    await deployment.stop();
+    await receiver?.stop();
+  });
+
+  it('accepted every trigger, answering no 5xx', () => {
+    log.expectOnlyContractResponses();
+    expect(accepted.size).to.equal(TRIGGERS);
+  });
+
+  it('brings every execution to success', async () => {
+    const started = Date.now();
+    for (const target of targets) {
+      const ids = [...accepted].filter(([, t]) => t === target).map(([id]) => id);
+      const statuses = await waitAllFinalListed(
+        apiClient(deployment.url, target.key),
+        target.workflowId,
+        ids,
+      );
+      expect([...statuses.values()].filter((s) => s !== 'success')).to.deep.equal([]);
+    }
+    settleSeconds = (Date.now() - started) / 1000;
+  });
+
+  it('delivered every event of every workspace, each under one webhook-id, and no other workspace', async () => {
+    for (const eventsPath of new Set(targets.map((t) => t.eventsPath))) {
+      const ids = [...accepted].filter(([, t]) => t.eventsPath === eventsPath).map(([id]) => id);
+      await expectEventsDelivered(
+        receiver,
+        eventsPath,
+        ids,
+        ['execution.started', 'execution.completed'],
+        600_000,
+      );
+      const foreign = [...receivedEvents(receiver, eventsPath).keys()].filter(
+        (id) => accepted.get(id)?.eventsPath !== eventsPath,
+      );
+      expect(foreign, `events of other workspaces at ${eventsPath}`).to.deep.equal([]);
+    }
+  });
+});

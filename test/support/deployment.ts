@@ -1,0 +1,214 @@
+/**
+ * The service in its production shape, on this machine, for fault and load tests: a Temporal dev server
+ * (its own database file), a PostgreSQL database behind a TCP proxy that can be cut, and the API and
+ * the worker as separate processes (`node dist/src/api-main.js`, `node dist/workers/main.js`). Each
+ * part can be killed with SIGKILL and started again on the same data.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { newApiKey, randomBase62 } from '../../src/ids';
+import { projectRoot } from '../../src/paths';
+import { createApiKey } from '../../src/store/api-keys';
+import { openDatabase } from '../../src/store/db';
+import { createWorkspace } from '../../src/store/workspaces';
+import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { freePort } from './ports';
+import {
+  apiClient,
+  createPostgresDatabase,
+  sharedTemporal,
+  tempDir,
+  testLogger,
+  type ApiClient,
+} from './stack';
+import { TcpProxy } from './tcp-proxy';
+import { waitFor } from './wait';
+
+export interface DeploymentOptions {
+  /** Extra configuration for the API and the worker. */
+  env?: Record<string, string>;
+}
+
+/** A child process of ours with its output kept for failure messages. */
+class Managed {
+  private child: ChildProcess | undefined;
+  output = '';
+
+  constructor(
+    readonly name: string,
+    private readonly script: string,
+    private readonly env: () => Record<string, string>,
+  ) {}
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  start(): void {
+    this.output = '';
+    const child = spawn(process.execPath, [path.join(projectRoot, this.script)], {
+      env: { ...process.env, ...this.env() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+  }
+
+  async waitForOutput(pattern: RegExp, timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      async () => {
+        if (!this.running) throw new Error(`${this.name} exited:\n${this.output.slice(-3000)}`);
+        return pattern.test(this.output);
+      },
+      { timeoutMs, intervalMs: 100, what: `${this.name} to be ready` },
+    );
+  }
+
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+export class Deployment {
+  readonly adminKey = newApiKey();
+  readonly taskQueue = `deploy-${randomBase62(8)}`;
+  private devServer: DevServer | undefined;
+  private proxy: TcpProxy | undefined;
+  private dropDatabase: (() => Promise<void>) | undefined;
+  private temporalPort = 0;
+  private temporalDir = '';
+  private apiPort = 0;
+  private databaseUrl = '';
+  readonly api: Managed;
+  readonly worker: Managed;
+
+  constructor(private readonly options: DeploymentOptions = {}) {
+    this.api = new Managed('the API', 'dist/src/api-main.js', () => ({
+      ...this.env(),
+      PORT: String(this.apiPort),
+    }));
+    this.worker = new Managed('the worker', 'dist/workers/main.js', () => this.env());
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  client(key: string = this.adminKey): ApiClient {
+    return apiClient(this.url, key);
+  }
+
+  private env(): Record<string, string> {
+    return {
+      HOST: '127.0.0.1',
+      TEMPORAL_ADDRESS: `127.0.0.1:${this.temporalPort}`,
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      DATABASE_URL: this.databaseUrl,
+      SECRETS_KEY: 'fault-test-secrets-key',
+      BOOTSTRAP_API_KEY: this.adminKey,
+      ALLOW_PRIVATE_DESTINATIONS: 'true',
+      DATA_DIR: path.join(this.temporalDir, 'service'),
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_SECOND: '100000',
+      RATE_LIMIT_BURST: '100000',
+      SEED_DEMO: 'false',
+      ...this.options.env,
+    };
+  }
+
+  async start(): Promise<void> {
+    this.temporalPort = await freePort();
+    this.apiPort = await freePort();
+    this.temporalDir = tempDir('sy-deploy-');
+    await this.startTemporal();
+    const database = await createPostgresDatabase();
+    this.dropDatabase = () => database.drop();
+    const url = new URL(database.url);
+    this.proxy = await TcpProxy.start({ host: url.hostname, port: Number(url.port || 5432) });
+    url.host = `127.0.0.1:${this.proxy.port}`;
+    this.databaseUrl = url.toString();
+    await this.startApi();
+    await this.startWorker();
+  }
+
+  async startTemporal(): Promise<void> {
+    this.devServer = await startDevServer({
+      cliPath: (await sharedTemporal()).cliPath,
+      dataDir: this.temporalDir,
+      ip: '127.0.0.1',
+      port: this.temporalPort,
+      uiPort: 0,
+      namespace: 'default',
+      logger: testLogger,
+    });
+  }
+
+  /** SIGKILL: the dev server's committed state survives in its database file (WAL). */
+  async killTemporal(): Promise<void> {
+    const server = this.devServer;
+    if (!server) return;
+    const exited = new Promise<void>((resolve) => server.process.once('exit', () => resolve()));
+    server.process.kill('SIGKILL');
+    await exited;
+  }
+
+  async startApi(): Promise<void> {
+    this.api.start();
+    await waitFor(
+      async () => {
+        if (!this.api.running) throw new Error(`the API exited:\n${this.api.output.slice(-3000)}`);
+        return (await request(this.url).get('/readyz').timeout(2000)).status === 200;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: 'the API to be ready' },
+    );
+  }
+
+  async startWorker(): Promise<void> {
+    this.worker.start();
+    await this.worker.waitForOutput(/Worker running/);
+  }
+
+  /** A new workspace with an admin key, written straight into the deployment's database. */
+  async newWorkspace(): Promise<{ workspaceId: string; key: string }> {
+    const db = await openDatabase({ url: this.databaseUrl, dataDir: this.temporalDir, maxConnections: 1 });
+    try {
+      const workspaceId = `ws-${randomBase62(8).toLowerCase()}`;
+      await createWorkspace(db, workspaceId, workspaceId);
+      return {
+        workspaceId,
+        key: (await createApiKey(db, { workspaceId, name: 'load', scopes: ['admin'] })).key,
+      };
+    } finally {
+      await db.close();
+    }
+  }
+
+  async cutDatabase(): Promise<void> {
+    await this.proxy?.cut();
+  }
+
+  async restoreDatabase(): Promise<void> {
+    await this.proxy?.restore();
+  }
+
+  async stop(): Promise<void> {
+    await this.worker.kill('SIGTERM');
+    await this.api.kill('SIGTERM');
+    await this.proxy?.restore().catch(() => undefined);
+    await this.devServer?.stop();
+    await this.dropDatabase?.();
+    fs.rmSync(this.temporalDir, { recursive: true, force: true });
+  }
+}
