@@ -56,8 +56,8 @@ class Managed {
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-20_000);
     };
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
   }
 
   async waitForOutput(pattern: RegExp, timeoutMs = 60_000): Promise<void> {
