@@ -1,13 +1,15 @@
 /**
  * `npm run bench`: starts its own stack (Temporal dev server + one service process on PGlite), runs
  * every scenario against it in one go, and prints one JSON document on stdout (also written to
- * bench/results/latest.json). Progress and logs go to stderr. It measures only: no thresholds.
+ * bench/results/latest.json, with its Markdown table in latest.md and the README: bench/report.ts).
+ * Progress and logs go to stderr. It measures only: no thresholds.
  *
  * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_WARMUP,
  * BENCH_E2E, BENCH_READS and BENCH_READ_CONCURRENCY (read_execution), BENCH_FIVE_STEP,
  * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_WEBHOOK_EXECUTIONS,
  * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
- * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_LOG_LEVEL for the service's logs (warn).
+ * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_LOG_LEVEL for the service's logs (warn);
+ * BENCH_ARCHIVE=1 also keeps dated copies of the results.
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
  */
 import fs from 'node:fs';
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { projectRoot } from '../src/paths';
 import { describeEnvironment } from './environment';
 import { createApiClient } from './http-load';
+import { writeReportFiles } from './report';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFiveStep } from './scenarios/five-step';
@@ -101,7 +104,8 @@ async function main(): Promise<void> {
       duration_s: Math.round((Date.now() - began) / 1000),
     };
     process.stdout.write(writeResults(report));
-    progress(`written to ${path.relative(process.cwd(), RESULTS_FILE) || RESULTS_FILE}`);
+    for (const file of [RESULTS_FILE, ...writeReportFiles(report)])
+      progress(`written to ${path.relative(process.cwd(), file) || file}`);
   } finally {
     progress('stopping the stack');
     await api.close();

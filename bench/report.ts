@@ -1,0 +1,463 @@
+/**
+ * The Markdown summary of a benchmark report (bench/results/latest.json): one table row per measurement
+ * with Switchyard's figure, the raw Temporal baseline beside it where the scenario has one, and their
+ * ratio, then the machine and versions it ran on. `npm run bench` writes it to bench/results/latest.md
+ * and into the README between BENCH_START and BENCH_END; `npm run bench:report` does the same from the
+ * existing latest.json. The tables are laid out as Prettier lays them out, so the README stays formatted.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../src/paths';
+import { ratio } from './stats';
+
+export const BENCH_START = '<!-- bench:start -->';
+export const BENCH_END = '<!-- bench:end -->';
+export const RESULTS_DIR = path.join(projectRoot, 'bench', 'results');
+export const README_FILE = path.join(projectRoot, 'README.md');
+
+/** JSON turns NaN (a percentile of no samples) into null; sections of older reports may be absent. */
+type Figure = number | null | undefined;
+
+interface Percentiles {
+  p50: Figure;
+  p99: Figure;
+}
+
+interface LoadFigures {
+  count?: number;
+  concurrency?: number;
+  errors?: number;
+  per_sec: Figure;
+  latency_ms: Percentiles;
+}
+
+interface CompletionFigures {
+  trigger_errors?: number;
+  not_completed?: number;
+  completed_per_sec: Figure;
+  execution_latency_ms: Percentiles;
+}
+
+/** What the generator reads of the report run.ts writes (the type checks that it still matches). */
+export interface BenchReport {
+  api_trigger?: LoadFigures;
+  raw_start?: LoadFigures;
+  end_to_end?: CompletionFigures & { executions?: number; concurrency?: number };
+  read_execution?: {
+    steps?: number;
+    api_get: LoadFigures;
+    raw_describe_and_history: LoadFigures;
+  };
+  five_step_e2e?: {
+    executions?: number;
+    concurrency?: number;
+    api: CompletionFigures;
+    baseline: CompletionFigures;
+    /** null when no run of one side could be compared. */
+    activity_calls_match?: boolean | null;
+  };
+  webhooks?: {
+    latency?: {
+      executions?: number;
+      concurrency?: number;
+      errors?: number;
+      not_completed?: number;
+      missing?: number;
+      duplicates?: number;
+      delivery_latency_ms: Percentiles;
+      delivery_workflows_drained?: boolean;
+    };
+    fanout?: {
+      executions?: number;
+      endpoints?: number;
+      concurrency?: number;
+      trigger_errors?: number;
+      not_completed?: number;
+      missing?: number;
+      duplicates?: number;
+      deliveries_per_sec: Figure;
+      delivery_workflows_drained?: boolean;
+    };
+    signatures?: {
+      requests?: number;
+      signatures_verified?: number;
+      all_signatures_verified?: boolean;
+      unexpected_events?: number;
+    };
+  };
+  environment?: {
+    date?: string;
+    switchyard_version?: string;
+    git_commit?: string | null;
+    node?: string;
+    platform?: string;
+    cpu_model?: string | null;
+    cpu_count?: number;
+    total_memory_mb?: number;
+    load_average_before?: number[];
+    temporal_cli?: string | null;
+    database?: string;
+    eager_start?: boolean;
+  };
+  duration_s?: number;
+}
+
+/** One table row; `scenario` and `sample` are empty on the further rows of a scenario. */
+export interface ReportRow {
+  scenario: string;
+  metric: string;
+  switchyard: string;
+  baseline: string;
+  ratio: string;
+  sample: string;
+}
+
+const NONE = '–';
+const MISSING = 'n/a';
+
+function isNumber(value: Figure): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+/** Three significant digits at most, whole numbers from 100 on: 4130, 307, 97.3, 5.37. */
+export function formatFigure(value: Figure): string {
+  if (!isNumber(value)) return MISSING;
+  const magnitude = Math.abs(value);
+  if (magnitude >= 100) return String(Math.round(value));
+  return value.toFixed(magnitude >= 10 ? 1 : 2);
+}
+
+/** Switchyard over the baseline, as `1.22×`. */
+export function formatRatio(switchyard: Figure, baseline: Figure): string {
+  const value = isNumber(switchyard) && isNumber(baseline) ? ratio(switchyard, baseline) : null;
+  return value === null ? MISSING : `${value.toFixed(2)}×`;
+}
+
+function count(value: number | undefined): string {
+  return value === undefined ? '?' : String(value);
+}
+
+function atOnce(concurrency: number | undefined): string {
+  return `${count(concurrency)} at once`;
+}
+
+/** The rows of one scenario: the first carries its name and sample size. */
+function scenario(
+  name: string,
+  sample: string,
+  rows: { metric: string; switchyard: string; baseline?: string; ratio?: string }[],
+): ReportRow[] {
+  return rows.map((row, index) => ({
+    scenario: index === 0 ? name : '',
+    metric: row.metric,
+    switchyard: row.switchyard,
+    baseline: row.baseline ?? NONE,
+    ratio: row.ratio ?? NONE,
+    sample: index === 0 ? sample : '',
+  }));
+}
+
+/** A metric measured on both sides. */
+function compared(metric: string, switchyard: Figure, baseline: Figure) {
+  return {
+    metric,
+    switchyard: formatFigure(switchyard),
+    baseline: formatFigure(baseline),
+    ratio: formatRatio(switchyard, baseline),
+  };
+}
+
+function duplicatesAndMissing(duplicates: number | undefined, missing: number | undefined) {
+  return { metric: 'duplicates / missing', switchyard: `${count(duplicates)} / ${count(missing)}` };
+}
+
+/** One row per measurement, in the report's order; scenarios absent from the report are left out. */
+export function reportRows(report: BenchReport): ReportRow[] {
+  const rows: ReportRow[] = [];
+  const { api_trigger: api, raw_start: raw } = report;
+  if (api && raw)
+    rows.push(
+      ...scenario(
+        'Start: API trigger vs `client.workflow.start`',
+        `${count(api.count)} starts each, ${atOnce(api.concurrency)}`,
+        [
+          compared('throughput (starts/s)', api.per_sec, raw.per_sec),
+          compared('latency p50 (ms)', api.latency_ms.p50, raw.latency_ms.p50),
+          compared('latency p99 (ms)', api.latency_ms.p99, raw.latency_ms.p99),
+        ],
+      ),
+    );
+
+  const e2e = report.end_to_end;
+  if (e2e)
+    rows.push(
+      ...scenario(
+        'Demo workflow, trigger to closed',
+        `${count(e2e.executions)} runs, ${atOnce(e2e.concurrency)}`,
+        [{ metric: 'completions/s', switchyard: formatFigure(e2e.completed_per_sec) }],
+      ),
+    );
+
+  const read = report.read_execution;
+  if (read) {
+    const { api_get: get, raw_describe_and_history: rawRead } = read;
+    rows.push(
+      ...scenario(
+        `Read a ${count(read.steps)}-step execution: \`GET\` vs describe + history`,
+        `${count(get.count)} reads each, ${atOnce(get.concurrency)}`,
+        [
+          compared('latency p50 (ms)', get.latency_ms.p50, rawRead.latency_ms.p50),
+          compared('latency p99 (ms)', get.latency_ms.p99, rawRead.latency_ms.p99),
+        ],
+      ),
+    );
+  }
+
+  const five = report.five_step_e2e;
+  if (five) {
+    const { api: ours, baseline } = five;
+    rows.push(
+      ...scenario(
+        '5 steps (rules + connector) vs a hand-written workflow',
+        `${count(five.executions)} runs each, ${atOnce(five.concurrency)}`,
+        [
+          compared('completions/s', ours.completed_per_sec, baseline.completed_per_sec),
+          compared('latency p50 (ms)', ours.execution_latency_ms.p50, baseline.execution_latency_ms.p50),
+          compared('latency p99 (ms)', ours.execution_latency_ms.p99, baseline.execution_latency_ms.p99),
+        ],
+      ),
+    );
+  }
+
+  const latency = report.webhooks?.latency;
+  if (latency)
+    rows.push(
+      ...scenario(
+        'Webhook delivery after the execution closed',
+        `${count(latency.executions)} runs, ${atOnce(latency.concurrency)}`,
+        [
+          { metric: 'latency p50 (ms)', switchyard: formatFigure(latency.delivery_latency_ms.p50) },
+          { metric: 'latency p99 (ms)', switchyard: formatFigure(latency.delivery_latency_ms.p99) },
+          duplicatesAndMissing(latency.duplicates, latency.missing),
+        ],
+      ),
+    );
+
+  const fanout = report.webhooks?.fanout;
+  if (fanout)
+    rows.push(
+      ...scenario(
+        `Webhook fan-out to ${count(fanout.endpoints)} endpoints`,
+        `${count(fanout.executions)} runs × ${count(fanout.endpoints)} endpoints, ${atOnce(fanout.concurrency)}`,
+        [
+          { metric: 'deliveries/s', switchyard: formatFigure(fanout.deliveries_per_sec) },
+          duplicatesAndMissing(fanout.duplicates, fanout.missing),
+        ],
+      ),
+    );
+  return rows;
+}
+
+/** What went wrong during the run (errors, runs that did not complete, lost webhooks): none is expected. */
+export function reportProblems(report: BenchReport): string[] {
+  const problems: string[] = [];
+  const note = (what: string, value: number | undefined, label: string) => {
+    if (value !== undefined && value > 0) problems.push(`${what}: ${value} ${label}`);
+  };
+  const flag = (what: string, ok: boolean | null | undefined, label: string) => {
+    if (ok === false) problems.push(`${what}: ${label}`);
+  };
+  note('api_trigger', report.api_trigger?.errors, 'errors');
+  note('raw_start', report.raw_start?.errors, 'errors');
+  note('end_to_end', report.end_to_end?.trigger_errors, 'trigger errors');
+  note('end_to_end', report.end_to_end?.not_completed, 'not completed');
+  note('read_execution', report.read_execution?.api_get.errors, 'API errors');
+  note('read_execution', report.read_execution?.raw_describe_and_history.errors, 'raw errors');
+  const five = report.five_step_e2e;
+  for (const [side, figures] of [
+    ['api', five?.api],
+    ['baseline', five?.baseline],
+  ] as const) {
+    note(`five_step_e2e ${side}`, figures?.trigger_errors, 'trigger errors');
+    note(`five_step_e2e ${side}`, figures?.not_completed, 'not completed');
+  }
+  flag('five_step_e2e', five?.activity_calls_match, 'the two sides made different activity calls');
+  const { latency, fanout, signatures } = report.webhooks ?? {};
+  note('webhooks latency', latency?.errors, 'errors');
+  note('webhooks latency', latency?.not_completed, 'not completed');
+  note('webhooks latency', latency?.missing, 'missing');
+  flag('webhooks latency', latency?.delivery_workflows_drained, 'delivery workflows still running');
+  note('webhooks fanout', fanout?.trigger_errors, 'trigger errors');
+  note('webhooks fanout', fanout?.not_completed, 'not completed');
+  note('webhooks fanout', fanout?.missing, 'missing');
+  flag('webhooks fanout', fanout?.delivery_workflows_drained, 'delivery workflows still running');
+  flag('webhooks', signatures?.all_signatures_verified, 'signatures not verified');
+  note('webhooks', signatures?.unexpected_events, 'unexpected events');
+  return problems;
+}
+
+function checksLine(report: BenchReport): string {
+  const problems = reportProblems(report);
+  if (problems.length > 0) return `Checks: **failed**: ${problems.join('; ')}.`;
+  const signatures = report.webhooks?.signatures;
+  const verified =
+    signatures?.signatures_verified === undefined
+      ? ''
+      : ` (${signatures.signatures_verified} of ${count(signatures.requests)} webhook signatures verified)`;
+  return `Checks: no errors, every execution completed, no webhook missing${verified}.`;
+}
+
+/** `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)` → `CLI 1.9.1, server 1.32.0`. */
+export function describeTemporal(cli: string | null | undefined): string {
+  if (!cli) return 'unknown';
+  const match = /version (\S+) \(Server ([^,)\s]+)/.exec(cli);
+  return match ? `CLI ${match[1]}, server ${match[2]} (dev server)` : cli;
+}
+
+function describeDatabase(kind: string | undefined): string {
+  if (kind === 'pglite') return 'PGlite (embedded PostgreSQL)';
+  if (kind === 'postgres') return 'PostgreSQL server';
+  return kind ?? 'unknown';
+}
+
+/** `2026-11-21T22:04:24.186Z` → `2026-11-21 22:04 UTC`. */
+function describeDate(date: string | undefined): string {
+  return date && /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(date)
+    ? `${date.slice(0, 10)} ${date.slice(11, 16)} UTC`
+    : (date ?? 'unknown');
+}
+
+/** The machine and versions the numbers were measured with, as [label, value] pairs. */
+export function environmentRows(report: BenchReport): [string, string][] {
+  const env = report.environment ?? {};
+  const memory =
+    env.total_memory_mb === undefined ? 'unknown' : `${(env.total_memory_mb / 1024).toFixed(1)} GiB`;
+  const load = env.load_average_before;
+  const rows: [string, string][] = [
+    ['Date', describeDate(env.date)],
+    [
+      'Git commit',
+      `${env.git_commit ? `\`${env.git_commit}\`` : 'unknown'} (Switchyard ${env.switchyard_version ?? '?'})`,
+    ],
+    ['CPU', `${env.cpu_model ?? 'unknown'}, ${count(env.cpu_count)} CPUs`],
+    ['Memory', memory],
+    ['OS', env.platform ?? 'unknown'],
+    ['Node', env.node ?? 'unknown'],
+    ['Temporal', describeTemporal(env.temporal_cli)],
+    ['Database', describeDatabase(env.database)],
+  ];
+  if (load && load.length > 0) rows.push(['Load average before (1, 5, 15 min)', load.join(', ')]);
+  if (report.duration_s !== undefined) rows.push(['Benchmark duration', `${report.duration_s} s`]);
+  return rows;
+}
+
+type Align = 'left' | 'right';
+
+function escapeCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+}
+
+/** Prettier's layout: columns padded to their widest cell (at least 3), right-aligned ones on the left. */
+export function markdownTable(header: string[], rows: string[][], align: Align[]): string {
+  const cells = [header, ...rows].map((row) => header.map((_, i) => escapeCell(row[i] ?? '')));
+  const widths = header.map((_, i) => Math.max(3, ...cells.map((row) => [...row[i]!].length)));
+  const pad = (text: string, i: number) => {
+    const space = ' '.repeat(widths[i]! - [...text].length);
+    return align[i] === 'right' ? space + text : text + space;
+  };
+  const line = (row: string[]) => `| ${row.map(pad).join(' | ')} |`;
+  const rule = `| ${widths.map((width, i) => (align[i] === 'right' ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width))).join(' | ')} |`;
+  const [head, ...body] = cells;
+  return [line(head!), rule, ...body.map(line)].join('\n');
+}
+
+/** The tables and notes, without a heading: the content of latest.md and of the README block. */
+export function renderReportBody(report: BenchReport): string {
+  const results = markdownTable(
+    ['Scenario', 'Metric', 'Switchyard', 'Raw Temporal', 'Ratio', 'Sample'],
+    reportRows(report).map((row) => [
+      row.scenario,
+      row.metric,
+      row.switchyard,
+      row.baseline,
+      row.ratio,
+      row.sample,
+    ]),
+    ['left', 'left', 'right', 'right', 'right', 'left'],
+  );
+  const environment = markdownTable(['Measured on', ''], environmentRows(report), ['left', 'left']);
+  return [
+    results,
+    `Ratio: Switchyard ÷ raw Temporal; a rate below 1 or a latency above 1 is Switchyard's cost (${NONE}: no baseline).`,
+    checksLine(report),
+    environment,
+  ].join('\n\n');
+}
+
+/** bench/results/latest.md. */
+export function renderMarkdown(report: BenchReport): string {
+  return [
+    `# Switchyard benchmark, ${describeDate(report.environment?.date)}`,
+    'Generated from latest.json by `npm run bench` or `npm run bench:report` (bench/report.ts): do not edit.',
+    renderReportBody(report),
+  ]
+    .join('\n\n')
+    .concat('\n');
+}
+
+/** `readme` with the text between BENCH_START and BENCH_END replaced by `body`. */
+export function replaceReadmeBlock(readme: string, body: string): string {
+  const start = readme.indexOf(BENCH_START);
+  const end = readme.indexOf(BENCH_END);
+  if (start < 0 || end < start || readme.indexOf(BENCH_START, start + 1) >= 0)
+    throw new Error(`the README needs exactly one ${BENCH_START} … ${BENCH_END} block`);
+  return `${readme.slice(0, start + BENCH_START.length)}\n\n${body}\n\n${readme.slice(end)}`;
+}
+
+/** `2026-11-21T22:04:24.186Z` → `2026-11-21T22-04-24Z`: the name of a run's dated copies. */
+export function archiveStamp(date: string | undefined): string {
+  const iso = date && !Number.isNaN(Date.parse(date)) ? new Date(date) : new Date();
+  return `${iso.toISOString().slice(0, 19).replace(/:/g, '-')}Z`;
+}
+
+/** Write via a temporary file and a rename, so a reader never sees half a file. */
+function writeAtomically(file: string, text: string): void {
+  const staging = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(staging, text);
+  fs.renameSync(staging, file);
+}
+
+export interface WriteReportOptions {
+  resultsDir?: string;
+  readmeFile?: string;
+  /** Also keep dated copies (`<date>.json`, `<date>.md`); default: BENCH_ARCHIVE=1. */
+  archive?: boolean;
+}
+
+/**
+ * Writes latest.md (and, when archiving, the run's dated .json and .md) beside latest.json and rewrites
+ * the README block; returns the files it changed. The README is written last: without its markers the
+ * results are still on disk when this throws.
+ */
+export function writeReportFiles(report: BenchReport, options: WriteReportOptions = {}): string[] {
+  const resultsDir = options.resultsDir ?? RESULTS_DIR;
+  const readmeFile = options.readmeFile ?? README_FILE;
+  const archive = options.archive ?? ['1', 'true'].includes(process.env['BENCH_ARCHIVE'] ?? '');
+  const markdown = renderMarkdown(report);
+  const written: string[] = [];
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const write = (file: string, text: string) => {
+    writeAtomically(file, text);
+    written.push(file);
+  };
+  write(path.join(resultsDir, 'latest.md'), markdown);
+  if (archive) {
+    const stamp = archiveStamp(report.environment?.date);
+    write(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    write(path.join(resultsDir, `${stamp}.md`), markdown);
+  }
+  const readme = fs.readFileSync(readmeFile, 'utf8');
+  const updated = replaceReadmeBlock(readme, renderReportBody(report));
+  if (updated !== readme) write(readmeFile, updated);
+  return written;
+}

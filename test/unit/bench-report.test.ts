@@ -1,0 +1,294 @@
+/** The benchmark's Markdown table (bench/report.ts), from a fixed report. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import {
+  BENCH_END,
+  BENCH_START,
+  README_FILE,
+  archiveStamp,
+  describeTemporal,
+  markdownTable,
+  renderMarkdown,
+  renderReportBody,
+  replaceReadmeBlock,
+  reportProblems,
+  writeReportFiles,
+  type BenchReport,
+} from '../../bench/report';
+
+const latency = (p50: number, p99: number) => ({
+  count: 10,
+  min: 1,
+  mean: p50,
+  p50,
+  p90: p99,
+  p99,
+  max: p99,
+});
+const load = (per_sec: number, p50: number, p99: number, concurrency = 32) => ({
+  count: 1000,
+  concurrency,
+  rounds: 4,
+  ok: 1000,
+  errors: 0,
+  error_samples: [],
+  duration_ms: 10000,
+  per_sec,
+  latency_ms: latency(p50, p99),
+});
+const completion = (completed_per_sec: number, p50: number, p99: number) => ({
+  triggered: 300,
+  trigger_errors: 0,
+  completed: 300,
+  not_completed: 0,
+  completed_per_sec,
+  execution_latency_ms: latency(p50, p99),
+});
+
+/** The figures of a real run (bench/results/latest.json of 2026-11-21), trimmed to what matters. */
+function fixture(): BenchReport {
+  return {
+    api_trigger: load(97.3, 307.38, 612.4),
+    raw_start: load(125.49, 252.59, 387.9),
+    end_to_end: { executions: 500, concurrency: 32, ...completion(44.08, 5945, 8129) },
+    read_execution: {
+      steps: 20,
+      api_get: { ...load(154.92, 5.37, 20.1, 1), count: 500 },
+      raw_describe_and_history: { ...load(217.72, 3.95, 13.55, 1), count: 500 },
+    },
+    five_step_e2e: {
+      executions: 300,
+      concurrency: 32,
+      api: completion(23.2, 4130, 6087),
+      baseline: completion(29.81, 3230, 4741),
+      activity_calls_match: true,
+    },
+    webhooks: {
+      latency: {
+        executions: 300,
+        concurrency: 16,
+        errors: 0,
+        not_completed: 0,
+        missing: 0,
+        duplicates: 0,
+        delivery_latency_ms: latency(303, 563),
+        delivery_workflows_drained: true,
+      },
+      fanout: {
+        executions: 100,
+        endpoints: 10,
+        concurrency: 16,
+        trigger_errors: 0,
+        not_completed: 0,
+        missing: 0,
+        duplicates: 2,
+        deliveries_per_sec: 120.75,
+        delivery_workflows_drained: true,
+      },
+      signatures: {
+        requests: 1316,
+        signatures_verified: 1316,
+        all_signatures_verified: true,
+        unexpected_events: 0,
+      },
+    },
+    environment: {
+      date: '2026-11-21T22:04:24.186Z',
+      switchyard_version: '0.1.0',
+      git_commit: 'f1a803c',
+      node: 'v20.20.2',
+      platform: 'linux 6.18.44 x64',
+      cpu_model: 'Intel(R) Xeon(R) Processor',
+      cpu_count: 2,
+      total_memory_mb: 24106,
+      load_average_before: [2.57, 1.71, 1.56],
+      temporal_cli: 'temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)',
+      database: 'pglite',
+      eager_start: true,
+    },
+    duration_s: 141,
+  };
+}
+
+/** The cells of each row of the first table under the header row `firstHeader`. */
+function tableRows(markdown: string, firstHeader: string): string[][] {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((line) => line.startsWith(`| ${firstHeader} `));
+  expect(start, `no table starting with ${firstHeader}`).to.be.at.least(0);
+  const rows: string[][] = [];
+  for (const line of lines.slice(start)) {
+    if (!line.startsWith('|')) break;
+    if (/^\|[-:| ]+\|$/.test(line)) continue; // the alignment row
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(' | ')
+        .map((cell) => cell.trim()),
+    );
+  }
+  return rows;
+}
+
+describe('benchmark report (bench/report.ts)', () => {
+  it('has one row per measurement: Switchyard, the raw Temporal baseline, their ratio', () => {
+    expect(tableRows(renderReportBody(fixture()), 'Scenario')).to.deep.equal([
+      ['Scenario', 'Metric', 'Switchyard', 'Raw Temporal', 'Ratio', 'Sample'],
+      [
+        'Start: API trigger vs `client.workflow.start`',
+        'throughput (starts/s)',
+        '97.3',
+        '125',
+        '0.78×',
+        '1000 starts each, 32 at once',
+      ],
+      ['', 'latency p50 (ms)', '307', '253', '1.22×', ''],
+      ['', 'latency p99 (ms)', '612', '388', '1.58×', ''],
+      ['Demo workflow, trigger to closed', 'completions/s', '44.1', '–', '–', '500 runs, 32 at once'],
+      [
+        'Read a 20-step execution: `GET` vs describe + history',
+        'latency p50 (ms)',
+        '5.37',
+        '3.95',
+        '1.36×',
+        '500 reads each, 1 at once',
+      ],
+      ['', 'latency p99 (ms)', '20.1', '13.6', '1.48×', ''],
+      [
+        '5 steps (rules + connector) vs a hand-written workflow',
+        'completions/s',
+        '23.2',
+        '29.8',
+        '0.78×',
+        '300 runs each, 32 at once',
+      ],
+      ['', 'latency p50 (ms)', '4130', '3230', '1.28×', ''],
+      ['', 'latency p99 (ms)', '6087', '4741', '1.28×', ''],
+      [
+        'Webhook delivery after the execution closed',
+        'latency p50 (ms)',
+        '303',
+        '–',
+        '–',
+        '300 runs, 16 at once',
+      ],
+      ['', 'latency p99 (ms)', '563', '–', '–', ''],
+      ['', 'duplicates / missing', '0 / 0', '–', '–', ''],
+      [
+        'Webhook fan-out to 10 endpoints',
+        'deliveries/s',
+        '121',
+        '–',
+        '–',
+        '100 runs × 10 endpoints, 16 at once',
+      ],
+      ['', 'duplicates / missing', '2 / 0', '–', '–', ''],
+    ]);
+  });
+
+  it('aligns the figures to the right', () => {
+    const body = renderReportBody(fixture());
+    expect(body.split('\n')[1]).to.match(/^\| -+ \| -+ \| -+: \| -+: \| -+: \| -+ \|$/);
+  });
+
+  it('names the machine and the versions the numbers were measured with', () => {
+    expect(tableRows(renderReportBody(fixture()), 'Measured on').slice(1)).to.deep.equal([
+      ['Date', '2026-11-21 22:04 UTC'],
+      ['Git commit', '`f1a803c` (Switchyard 0.1.0)'],
+      ['CPU', 'Intel(R) Xeon(R) Processor, 2 CPUs'],
+      ['Memory', '23.5 GiB'],
+      ['OS', 'linux 6.18.44 x64'],
+      ['Node', 'v20.20.2'],
+      ['Temporal', 'CLI 1.9.1, server 1.32.0 (dev server)'],
+      ['Database', 'PGlite (embedded PostgreSQL)'],
+      ['Load average before (1, 5, 15 min)', '2.57, 1.71, 1.56'],
+      ['Benchmark duration', '141 s'],
+    ]);
+    expect(describeTemporal(null)).to.equal('unknown');
+    expect(describeTemporal('temporal 2.0')).to.equal('temporal 2.0');
+  });
+
+  it('says whether every check passed, and lists what went wrong otherwise', () => {
+    expect(renderReportBody(fixture())).to.include(
+      'Checks: no errors, every execution completed, no webhook missing (1316 of 1316 webhook signatures verified).',
+    );
+    const report = fixture();
+    report.api_trigger!.errors = 3;
+    report.webhooks!.fanout!.missing = 1;
+    report.five_step_e2e!.activity_calls_match = false;
+    expect(reportProblems(report)).to.deep.equal([
+      'api_trigger: 3 errors',
+      'five_step_e2e: the two sides made different activity calls',
+      'webhooks fanout: 1 missing',
+    ]);
+    expect(renderReportBody(report)).to.include('Checks: **failed**: api_trigger: 3 errors; ');
+  });
+
+  it('leaves out scenarios an older report lacks and shows figures JSON could not hold as n/a', () => {
+    const report = fixture();
+    delete report.webhooks;
+    delete report.five_step_e2e;
+    report.raw_start!.latency_ms.p99 = null;
+    const rows = tableRows(renderReportBody(report), 'Scenario');
+    expect(rows.map((row) => row[0]).filter(Boolean)).to.deep.equal([
+      'Scenario',
+      'Start: API trigger vs `client.workflow.start`',
+      'Demo workflow, trigger to closed',
+      'Read a 20-step execution: `GET` vs describe + history',
+    ]);
+    expect(rows[3]).to.deep.equal(['', 'latency p99 (ms)', '612', 'n/a', 'n/a', '']);
+  });
+
+  it('lays tables out as Prettier does, so the README stays formatted', async () => {
+    const prettier = await import('prettier');
+    const options = { ...(await prettier.resolveConfig(README_FILE)), parser: 'markdown' };
+    const markdown = renderMarkdown(fixture());
+    expect(await prettier.format(markdown, options)).to.equal(markdown);
+    const table = markdownTable(['a', 'b'], [['x | y', '1']], ['left', 'right']);
+    expect(await prettier.format(`${table}\n`, options)).to.equal(`${table}\n`);
+  });
+
+  it('replaces only the README block between the markers, idempotently', () => {
+    const readme = `# Title\n\n## Performance\n\nText.\n\n${BENCH_START}\n\nold table\n\n${BENCH_END}\n\n## Next\n`;
+    const once = replaceReadmeBlock(readme, 'new table');
+    expect(once).to.equal(
+      `# Title\n\n## Performance\n\nText.\n\n${BENCH_START}\n\nnew table\n\n${BENCH_END}\n\n## Next\n`,
+    );
+    expect(replaceReadmeBlock(once, 'new table')).to.equal(once);
+    expect(() => replaceReadmeBlock('# Title\n', 'x')).to.throw(/bench:start/);
+    expect(() => replaceReadmeBlock(`${BENCH_END}\n${BENCH_START}\n`, 'x')).to.throw(/exactly one/);
+    expect(() => replaceReadmeBlock(`${BENCH_START}${BENCH_START}${BENCH_END}`, 'x')).to.throw(/exactly one/);
+  });
+
+  it('writes latest.md, the dated copies only when asked, and the README block', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-report-'));
+    try {
+      const readmeFile = path.join(dir, 'README.md');
+      fs.writeFileSync(readmeFile, `# R\n\n${BENCH_START}\n${BENCH_END}\n`);
+      const report = fixture();
+      const written = writeReportFiles(report, { resultsDir: dir, readmeFile, archive: false });
+      expect(written.map((file) => path.basename(file))).to.deep.equal(['latest.md', 'README.md']);
+      expect(fs.readFileSync(path.join(dir, 'latest.md'), 'utf8')).to.equal(renderMarkdown(report));
+      expect(fs.readFileSync(readmeFile, 'utf8')).to.include(renderReportBody(report));
+
+      const again = writeReportFiles(report, { resultsDir: dir, readmeFile, archive: true });
+      expect(again.map((file) => path.basename(file))).to.deep.equal([
+        'latest.md',
+        '2026-11-21T22-04-24Z.json',
+        '2026-11-21T22-04-24Z.md',
+      ]);
+      expect(JSON.parse(fs.readFileSync(path.join(dir, '2026-11-21T22-04-24Z.json'), 'utf8'))).to.deep.equal(
+        report,
+      );
+      expect(fs.readdirSync(dir).filter((name) => name.endsWith('.tmp'))).to.deep.equal([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names dated copies after the run, safely for every file system', () => {
+    expect(archiveStamp('2026-11-21T22:04:24.186Z')).to.equal('2026-11-21T22-04-24Z');
+    expect(archiveStamp('not a date')).to.match(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ$/);
+  });
+});
