@@ -24,7 +24,8 @@ export function createSecretCipher(secretsKey: string): SecretCipher {
     },
     open(sealed, context) {
       const raw = Buffer.from(sealed, 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+      // A pinned tag length: a truncated tag must not pass for a short valid one.
+      const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 });
       decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
