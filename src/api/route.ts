@@ -111,6 +111,9 @@ export interface RouteMiddleware {
   rateLimit(ctx: Koa.Context, auth: AuthContext): void;
 }
 
+/** The body an endpoint without a body schema accepts: nothing, or an empty object. */
+const NO_FIELDS = z.strictObject({});
+
 export function registerRoutes(
   router: Router,
   routes: AnyRoute[],
@@ -138,6 +141,13 @@ export function registerRoutes(
       if (route.bodyRequired && !body.present)
         throw invalidRequest('This endpoint needs a JSON body.', [{ path: '', message: 'is required' }]);
       let value = body.value;
+      if (!route.body && body.present) {
+        // An endpoint that takes no body refuses one with fields instead of ignoring them (a misspelt or
+        // unsupported option must not pass unnoticed); an empty object is fine.
+        parseWith(NO_FIELDS, body.value, '', (d) =>
+          invalidRequest(`This endpoint takes no body fields: ${d[0]?.path || '/'} ${d[0]?.message}.`, d),
+        );
+      }
       if (route.body && route.bodyValidation !== 'handler' && (body.present || route.bodyRequired)) {
         value = parseWith(route.body, body.value, '', (d) =>
           invalidRequest(`Invalid body: ${d[0]?.path || '/'} ${d[0]?.message}.`, d),

@@ -25,7 +25,30 @@ export function hasScope(scopes: readonly Scope[], needed: Scope): boolean {
 const unauthorized = (message: string) =>
   new AppError(401, 'unauthorized', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
 
-const CREDENTIAL_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'token', 'access_token'];
+/** Query parameter names (compared in lower case) under which clients put credentials. */
+const CREDENTIAL_QUERY_PARAMS = new Set([
+  'api_key',
+  'apikey',
+  'api-key',
+  'x-api-key',
+  'key',
+  'token',
+  'access_token',
+  'authorization',
+  'auth',
+  'bearer',
+]);
+/** A query value that is an API key (bare or as "Bearer <key>"), whatever its parameter is called. */
+const KEY_VALUE = /^(?:bearer\s+)?sk_[A-Za-z0-9]{32,128}$/i;
+
+/** True when the URL carries a credential: refused, so a key that leaked into a URL never works. */
+function credentialInQuery(query: Koa.Context['query']): boolean {
+  return Object.entries(query).some(
+    ([name, value]) =>
+      CREDENTIAL_QUERY_PARAMS.has(name.toLowerCase()) ||
+      [value ?? []].flat().some((v) => KEY_VALUE.test(v.trim())),
+  );
+}
 
 /** How often one process records a key's last use (a write per request would cost more than it tells). */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -39,7 +62,7 @@ export class Authenticator {
   ) {}
 
   async authenticate(ctx: Koa.Context, needed: Scope): Promise<AuthContext> {
-    if (CREDENTIAL_QUERY_PARAMS.some((name) => name in ctx.query)) {
+    if (credentialInQuery(ctx.query)) {
       throw unauthorized('API keys are accepted only in the Authorization header, never in the URL.');
     }
     const header = ctx.get('authorization');

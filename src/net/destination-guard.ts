@@ -19,12 +19,21 @@ export interface DestinationPolicy {
   allowPrivate: boolean;
 }
 
-/** True for addresses outside the public unicast space (IPv4-mapped IPv6 judged by their IPv4 address). */
+/** IPv6 global unicast: the only IPv6 block with public addresses. */
+const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/**
+ * True for addresses outside the public unicast space (IPv4-mapped IPv6 judged by their IPv4 address).
+ * IPv6 outside 2000::/3 is never public: ipaddr.js calls unlisted space "unicast", which would let the
+ * deprecated IPv4-compatible form (::127.0.0.1, which the URL parser writes ::7f00:1) through.
+ */
 export function isNonPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    else if (!v6.match(IPV6_GLOBAL_UNICAST)) return true;
   }
   return parsed.range() !== 'unicast';
 }
