@@ -48,6 +48,7 @@ const envSchema = z.object({
   RATE_LIMIT_BURST: positiveInt.default(100),
   SEED_DEMO: booleanFromEnv.default(true),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
+  REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -78,6 +79,8 @@ export interface Config {
   rateLimit: { perSecond: number; burst: number };
   seedDemo: boolean;
   shutdownTimeoutMs: number;
+  /** How long a client may take to send a whole request (headers and body). */
+  requestTimeoutMs: number;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     seedDemo: e.SEED_DEMO,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     environment: present as Record<string, string>,
   };
 }

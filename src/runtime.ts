@@ -137,10 +137,18 @@ export async function startRuntime({
     let server: http.Server | undefined;
     if (api) {
       const handle = createApp(services).callback();
-      server = http.createServer((req, res) => void handle(req, res));
-      // Slow or stalled clients must not hold connections for long.
-      server.requestTimeout = 30_000;
-      server.headersTimeout = 10_000;
+      // Slow or stalled clients must not hold connections for long: the whole request must arrive
+      // within REQUEST_TIMEOUT_MS, its headers within 10 s (or that, if lower). Node checks these only
+      // every `connectionsCheckingInterval` (30 s by default, which would let a stalled client stay up
+      // to twice as long); once a second keeps the limits what they say.
+      server = http.createServer(
+        {
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: Math.min(10_000, config.requestTimeoutMs),
+          connectionsCheckingInterval: 1_000,
+        },
+        (req, res) => void handle(req, res),
+      );
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, resolve);

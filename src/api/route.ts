@@ -7,7 +7,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { AppError } from '../errors';
-import { invalidRequest } from '../errors';
+import { invalidRequest, notFound } from '../errors';
 import type { AuthContext } from '../http/auth';
 import { readJsonBody, readRawBody } from '../http/body';
 import type { Scope } from '../store/api-keys';
@@ -124,6 +124,9 @@ export function registerRoutes(
     router[route.method](koaPath(route.path), async (ctx: Koa.Context) => {
       const auth = route.auth === 'none' ? undefined : await middleware.authenticate(ctx, route.auth);
       if (auth) middleware.rateLimit(ctx, auth);
+      // No id can hold U+0000 (PostgreSQL cannot even store one): such an id is unknown, a 404.
+      if (Object.values(ctx.params as Record<string, string>).some((value) => value.includes('\u0000')))
+        throw notFound('not_found', `No resource at ${ctx.path}: ids never contain U+0000.`);
       const params: unknown = route.params
         ? parseWith(route.params, ctx.params, '/path', (d) => invalidRequest('Invalid path parameter.', d))
         : undefined;

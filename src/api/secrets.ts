@@ -30,7 +30,8 @@ export function secretRoutes(): AnyRoute[] {
       }),
       bodyRequired: true,
       responses: { 204: { description: 'Stored' } },
-      errors: [],
+      // An invalid name answers 404 not_found (like an unknown one), as the handler says.
+      errors: [404],
       handler: async ({ services, auth, params, body }) => {
         if (!SECRET_NAME_PATTERN.test(params.name)) {
           throw notFound(

@@ -5,8 +5,32 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { ErrorDetail } from '../errors';
+import { hasNestedQuantifier } from '../../workers/shared/expressions';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: true, coerceTypes: false });
+/**
+ * Ajv runs `pattern`s with the JavaScript engine, which backtracks exponentially on patterns that repeat
+ * a repeated group: `(a+)+$` against 30 characters blocks the process for seconds, 40 for hours. Such
+ * patterns are refused when the schema is compiled, i.e. when the workflow is saved.
+ */
+const checkedRegExp = Object.assign(
+  (pattern: string, flags: string): RegExp => {
+    if (hasNestedQuantifier(pattern)) {
+      throw new Error(
+        `pattern /${pattern}/ repeats a repeated group, which can backtrack without bound; rewrite it without nested quantifiers`,
+      );
+    }
+    return new RegExp(pattern, flags);
+  },
+  { code: 'checkedRegExp' },
+);
+
+const ajv = new Ajv2020({
+  allErrors: true,
+  strict: false,
+  useDefaults: true,
+  coerceTypes: false,
+  code: { regExp: checkedRegExp },
+});
 addFormats(ajv);
 
 const MAX_CACHED = 1000;

@@ -58,7 +58,20 @@ export async function triggerExecution(
   }
   const received = JSON.stringify(body);
   const input = structuredClone(body);
-  const problems = validateInput(record.definition.input_schema, input);
+  let problems;
+  try {
+    problems = validateInput(record.definition.input_schema, input);
+  } catch (error) {
+    // A schema saved before a rule that now refuses it (e.g. an unsafe pattern): the version cannot run.
+    throw new AppError(
+      400,
+      'invalid_definition',
+      `Version ${record.version} of '${record.workflow_id}' has an input_schema that is no longer accepted: ${(error as Error).message}. Save a new version.`,
+      {
+        details: [{ path: '/input_schema', message: (error as Error).message }],
+      },
+    );
+  }
   if (problems.length > 0) {
     throw new AppError(
       400,

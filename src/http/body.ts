@@ -6,6 +6,7 @@
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
 import { AppError, invalidRequest } from '../errors';
+import { nestedDeeperThan } from '../../workers/shared/expressions';
 
 export interface ParsedBody {
   present: boolean;
@@ -36,14 +37,28 @@ function checkJsonContentType(ctx: Koa.Context): void {
   }
 }
 
+/**
+ * Deepest nesting of arrays and objects a JSON body may have. JSON.parse reads any depth, but
+ * JSON.stringify, validators and the workflow engine recurse: a body nested some thousands deep would
+ * overflow the stack wherever it went next.
+ */
+export const MAX_JSON_DEPTH = 100;
+
 function parseJson(raw: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    value = JSON.parse(raw.toString('utf8')) as unknown;
   } catch (error) {
     throw invalidRequest(`Malformed JSON: ${(error as Error).message}`, [
       { path: '', message: 'is not valid JSON' },
     ]);
   }
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw invalidRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
+      { path: '', message: `is nested deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
+  }
+  return value;
 }
 
 /** The body's bytes, within the size limit (413), neither checked nor parsed. */

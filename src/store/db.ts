@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { databaseUnavailable } from '../errors';
+import { databaseUnavailable, invalidRequest } from '../errors';
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
@@ -52,8 +52,20 @@ export function isUnavailableError(error: unknown): boolean {
   return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }
 
+/**
+ * PostgreSQL cannot store U+0000 in text (SQLSTATE 22021) or jsonb (22P05): data holding one is the
+ * client's mistake, a 400, not a server error.
+ */
+const NUL_SQLSTATES = new Set(['22021', '22P05']);
+
 function mapUnavailable(error: unknown): never {
-  throw isUnavailableError(error) ? databaseUnavailable(error) : error;
+  if (isUnavailableError(error)) throw databaseUnavailable(error);
+  if (NUL_SQLSTATES.has(String((error as { code?: unknown } | null)?.code))) {
+    throw invalidRequest('Text must not contain the NUL character (U+0000).', [
+      { path: '', message: 'contains U+0000' },
+    ]);
+  }
+  throw error;
 }
 
 export interface OpenDatabaseOptions {
@@ -77,8 +89,13 @@ async function openPglite(dataDir: string): Promise<Database> {
   const directory = pgliteDirectory(dataDir);
   fs.mkdirSync(directory, { recursive: true });
   const db = await PGlite.create(directory);
-  const run = async <Row>(q: Pick<PGlite, 'query'>, sql: string, params?: unknown[]): Promise<Row[]> =>
-    (await q.query<Row>(sql, params)).rows;
+  const run = async <Row>(q: Pick<PGlite, 'query'>, sql: string, params?: unknown[]): Promise<Row[]> => {
+    try {
+      return (await q.query<Row>(sql, params)).rows;
+    } catch (error) {
+      return mapUnavailable(error);
+    }
+  };
   return {
     kind: 'pglite',
     query: (sql, params) => run(db, sql, params),

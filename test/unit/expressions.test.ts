@@ -1,9 +1,16 @@
 import { expect } from 'chai';
 import {
+  compileExpression,
+  EvaluationBudget,
   ExpressionError,
   evaluateExpression,
+  hasNestedQuantifier,
   findReferences,
   isTruthy,
+  jsonByteLength,
+  MAX_STEP_DATA_BYTES,
+  nestedDeeperThan,
+  stepDataProblem,
   resolveTemplates,
   secretTemplatePointers,
 } from '../../workers/shared/expressions';
@@ -120,5 +127,163 @@ describe('templates', () => {
       headers: { Authorization: 'Bearer {{ secrets.T }}', 'a/b': '{{ secrets.U }}' },
     };
     expect(secretTemplatePointers(config)).to.deep.equal(['/headers/Authorization', '/headers/a~1b']);
+  });
+});
+
+describe('evaluation limits', () => {
+  async function failure(expression: string, limits = {}): Promise<ExpressionError> {
+    try {
+      await evaluateExpression(expression, context, limits);
+    } catch (error) {
+      expect(error).to.be.instanceOf(ExpressionError);
+      return error as ExpressionError;
+    }
+    return expect.fail(`"${expression}" should have failed`);
+  }
+
+  it('stops string doubling at the value size limit', async () => {
+    const error = await failure("($f := function($s){ $f($s & $s) }; $f('x'))");
+    expect(error.code).to.equal('too_large');
+    expect(error.message).to.match(/string of \d+ characters, more than the limit of 2097152/);
+  });
+
+  it('refuses a huge $pad before allocating it', async () => {
+    const started = Date.now();
+    const error = await failure("$pad('', 100000000)");
+    expect(error.code).to.equal('too_large');
+    expect(error.message).to.include('string of 100000000 characters');
+    expect(Date.now() - started).to.be.below(1000);
+  });
+
+  it('refuses a $join longer than the limit before joining', async () => {
+    const error = await failure("$join($split($pad('', 100000, 'a'), ''), 'bcdefghijklmnopqrstuvwxyz0123')");
+    expect(error.message).to.include('string of 3000000 characters');
+  });
+
+  it('keeps the sequence limit on ranges', async () => {
+    expect((await failure('[1..10000000]')).code).to.equal('D2015');
+  });
+
+  it('stops many large values with the work budget', async () => {
+    const error = await failure("$count([1..1000].$pad('', 1000000))");
+    expect(error.code).to.equal('budget');
+    expect(error.message).to.include('work budget of 20000000');
+  });
+
+  const level = (name: string, below: string) =>
+    `$${name} := {${Array.from({ length: 10 }, (_, i) => `"${i}": $${below}`).join(', ')}}`;
+  const shared = `$a := [1..1000]; ${level('b', 'a')}; ${level('c', 'b')}; ${level('d', 'c')}; ${level('e', 'd')}`;
+
+  it('refuses to serialize a shared structure larger than the limit ($string and &)', async () => {
+    for (const use of ['$string($e)', "$e & ''", '$e = $d']) {
+      const error = await failure(`(${shared}; ${use})`);
+      expect(error.code, use).to.equal('too_large');
+      expect(error.message).to.match(/larger than the limit of 2097152 characters as JSON/);
+    }
+  });
+
+  it('refuses a result larger than the limit', async () => {
+    expect((await failure(`(${shared}; $e)`)).code).to.equal('too_large');
+  });
+
+  it('takes lower limits', async () => {
+    expect((await failure("$pad('', 200)", { maxValueSize: 100 })).code).to.equal('too_large');
+    expect((await failure("$count([1..100].$pad('', 90))", { maxWork: 5000 })).code).to.equal('budget');
+  });
+
+  it('shares a budget between evaluations when given one', async () => {
+    const budget = new EvaluationBudget();
+    const loop = '($f := function($x){ $x >= 300 ? true : $f($x + 1) }; $f(0))';
+    expect(await evaluateExpression(loop, context, { maxSteps: 5000 }, budget)).to.equal(true);
+    try {
+      await evaluateExpression(loop, context, { maxSteps: 5000 }, budget);
+      expect.fail('should have thrown');
+    } catch (error) {
+      expect((error as ExpressionError).code).to.equal('budget');
+    }
+    budget.reset();
+    expect(await evaluateExpression(loop, context, { maxSteps: 5000 }, budget)).to.equal(true);
+  });
+
+  it('reports a limit hit inside $eval as the limit', async () => {
+    expect((await failure('$eval("$pad(\'\', 5000000)")')).code).to.equal('too_large');
+  });
+
+  it('keeps the meaning of the guarded built-ins', async () => {
+    expect(await evaluateExpression("$pad('ab', -5, 'xy')", context)).to.equal('xyxab');
+    expect(await evaluateExpression("$pad('ab', 4)", context)).to.equal('ab  ');
+    expect(await evaluateExpression("$join(['a', 'b'], '-')", context)).to.equal('a-b');
+    expect(await evaluateExpression('$string({"a": [1, 2]}, true)', context)).to.equal(
+      '{\n  "a": [\n    1,\n    2\n  ]\n}',
+    );
+    expect(await evaluateExpression('{"x": {"z": 1}} ~> |x|{"y": 2}|', context)).to.deep.equal({
+      x: { z: 1, y: 2 },
+    });
+    expect(
+      await evaluateExpression(
+        '$distinct([{"a": 1, "b": 2}, {"b": 2, "a": 1}, 1, "1", 1, [1], [1]])',
+        context,
+      ),
+    ).to.deep.equal([{ a: 1, b: 2 }, 1, '1', [1]]);
+  });
+
+  it('runs $distinct in linear time', async () => {
+    const started = Date.now();
+    expect(await evaluateExpression('$count($distinct([1..100000]))', context)).to.equal(100000);
+    expect(Date.now() - started).to.be.below(1000);
+  });
+
+  it('refuses regular expressions with nested quantifiers, when compiled and when evaluated', async () => {
+    expect(() => compileExpression("$match('aaaa!', /(a+)+$/)")).to.throw(
+      ExpressionError,
+      /nested quantifiers/,
+    );
+    const started = Date.now();
+    const error = await failure(`$eval("$match('${'a'.repeat(40)}!', /(a+)+$/)")`);
+    expect(error.code).to.equal('unsafe_regex');
+    expect(Date.now() - started).to.be.below(1000);
+  });
+
+  it('tells nested quantifiers from safe repetition', () => {
+    for (const unsafe of ['(a+)+', '(a*)*', '(\\w+\\s?)*$', '((ab)*c)+', '(?:x+y?){2,}', '([a-z]+\\.)+'])
+      expect(hasNestedQuantifier(unsafe), unsafe).to.equal(true);
+    for (const safe of ['a+b*', '(ab)+', '[(+*)]+', '\\(a+\\)+', '(a|b)*c', '^[a-z0-9-]{1,63}$', '(?:ab)?c+'])
+      expect(hasNestedQuantifier(safe), safe).to.equal(false);
+  });
+
+  it('refuses template text that grows past the limit', async () => {
+    try {
+      await resolveTemplates("{{ $pad('', 1500000) }}{{ $pad('', 1500000) }}", context);
+      expect.fail('should have thrown');
+    } catch (error) {
+      expect((error as ExpressionError).code).to.equal('too_large');
+      expect((error as ExpressionError).message).to.match(/template text grew to 3000000 characters/);
+    }
+  });
+});
+
+describe('step data size', () => {
+  it('counts JSON in UTF-8 bytes, as Temporal stores it', () => {
+    expect(jsonByteLength({ a: 'x' })).to.equal(9);
+    expect(jsonByteLength('é')).to.equal(4);
+    expect(jsonByteLength('😀')).to.equal(6);
+    expect(jsonByteLength('\u0000')).to.equal(8);
+    expect(jsonByteLength(undefined)).to.equal(0);
+  });
+
+  it('keeps a step payload below Temporal’s 2 MiB limit', () => {
+    expect(MAX_STEP_DATA_BYTES).to.be.below(2 * 1024 * 1024);
+    expect(stepDataProblem({ a: 'x'.repeat(MAX_STEP_DATA_BYTES) })).to.match(
+      /bytes as JSON, more than the limit/,
+    );
+    expect(stepDataProblem({ a: 'x' })).to.equal(undefined);
+  });
+
+  it('refuses step data nested deeper than the limit, without recursing', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(stepDataProblem(deep)).to.equal('is nested deeper than 256 levels');
+    expect(nestedDeeperThan([[1]], 2)).to.equal(false);
+    expect(nestedDeeperThan([[[1]]], 2)).to.equal(true);
   });
 });

@@ -62,12 +62,14 @@ async function send(
   let method = spec.method.toUpperCase();
   let url = withQuery(spec.url, spec.query);
   let body = encodeBody(spec.body, spec.headers);
+  // Once a redirect leaves the first origin, credentials stay behind (as browsers and curl do).
+  let crossedOrigin = false;
   const signal = Context.current().cancellationSignal;
   for (let hop = 0; ; hop++) {
     checkUrlForm(url, options.policy);
     const response = await request(url, {
       method: method,
-      headers: body.headers,
+      headers: crossedOrigin ? withoutCredentials(body.headers) : body.headers,
       body: body.payload,
       dispatcher,
       signal,
@@ -81,7 +83,9 @@ async function send(
       hop < MAX_REDIRECTS
     ) {
       await response.body.dump();
-      url = new URL(location, url).toString();
+      const next = new URL(location, url);
+      if (next.origin !== new URL(url).origin) crossedOrigin = true;
+      url = next.toString();
       // Like browsers: 303, and 301/302 after a POST, continue as a GET without a body.
       if (
         response.statusCode === 303 ||
@@ -230,4 +234,12 @@ function redactUrl(raw: string): string {
   } catch {
     return '(invalid URL)';
   }
+}
+
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.has(name.toLowerCase())),
+  );
 }

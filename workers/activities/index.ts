@@ -10,6 +10,7 @@ import { createAiActivity, type AiProviderConfig } from './ai';
 import { approval } from './approval';
 import { createEventActivities } from './events';
 import { createHttpConnector } from './http-connector';
+import { limitOutput } from './output-limit';
 import { rules } from './rules';
 import { createSecretResolver } from './secrets';
 
@@ -34,13 +35,16 @@ export function createActivities(deps: ActivityDeps) {
   );
   const maxResponseBytes = deps.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   return {
-    rules,
-    connector_http: createHttpConnector({
-      policy: { allowPrivate: deps.allowPrivateDestinations },
-      maxResponseBytes,
-      resolveSecrets,
-    }),
-    ai: createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes }),
+    // Step activities: their outputs must fit in a Temporal payload (see output-limit.ts).
+    rules: limitOutput(rules),
+    connector_http: limitOutput(
+      createHttpConnector({
+        policy: { allowPrivate: deps.allowPrivateDestinations },
+        maxResponseBytes,
+        resolveSecrets,
+      }),
+    ),
+    ai: limitOutput(createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes })),
     approval,
     ...createEventActivities({
       db: deps.db,

@@ -3,8 +3,10 @@
  *
  * Pure and deterministic: this module runs inside Temporal's workflow sandbox (evaluating `if` and
  * templates), in activities (rules, secrets) and in the API (save-time checks). Wall-clock limits do not
- * work in the sandbox (time stands still during a workflow task), so evaluation is bounded by a count of
- * evaluation steps and a stack depth instead: the same expression fails the same way on every replay.
+ * work in the sandbox (time stands still during a workflow task), so evaluation is bounded by counts
+ * instead: evaluation steps, stack depth, the size of every value built, and a size-weighted work
+ * budget. The same expression fails the same way on every replay, and none can loop, recurse or
+ * allocate without bound inside the worker.
  */
 import jsonata from 'jsonata';
 
@@ -13,19 +15,63 @@ export interface EvaluationLimits {
   maxSteps: number;
   /** Maximum nesting depth of evaluation (deep recursion). */
   maxDepth: number;
-  /** Maximum length of a sequence built during evaluation. */
+  /** Maximum length of a sequence or array (and key count of an object) built during evaluation. */
   maxSequence: number;
+  /** Largest value built: characters of a string, or the estimated JSON size of an array or object. */
+  maxValueSize: number;
+  /**
+   * Size-weighted work of one evaluation: characters and items created, serialized, compared or handed
+   * to built-in functions. Bounds what a step count cannot: one step of `$pad` or `&` can cost millions.
+   */
+  maxWork: number;
   /** Wall-clock limit in ms; only meaningful outside workflow code. */
   timeoutMs?: number;
 }
 
-export const DEFAULT_LIMITS: EvaluationLimits = { maxSteps: 100_000, maxDepth: 300, maxSequence: 100_000 };
+/** Largest string (characters) or JSON-ish value (estimated characters) an evaluation may build: 2 Mi. */
+export const MAX_VALUE_SIZE = 2 * 1024 * 1024;
+/** Work budget of one evaluation (see EvaluationLimits.maxWork): well under a second of CPU, tens of MB. */
+export const MAX_EVALUATION_WORK = 20_000_000;
+
+export const DEFAULT_LIMITS: EvaluationLimits = {
+  maxSteps: 100_000,
+  maxDepth: 300,
+  maxSequence: 100_000,
+  maxValueSize: MAX_VALUE_SIZE,
+  maxWork: MAX_EVALUATION_WORK,
+};
+
+/**
+ * Limits of the expressions that workflow code evaluates itself (`if`, and the templates of connector,
+ * ai and approval steps), shared by every evaluation of one workflow task (see EvaluationBudget). In
+ * Temporal's workflow sandbox every promise records a stack trace, so one JSONata step costs 100 µs or
+ * more there (against a few µs in an activity); a workflow task that runs past the SDK's 5 s limit fails
+ * and is retried forever. 10 000 steps take about a second at worst.
+ */
+export const WORKFLOW_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 10_000 };
+
+/**
+ * The steps and work evaluations have used: one per evaluation by default. Workflow code shares one
+ * across the evaluations of a workflow task and resets it when the task ends (when the workflow waits).
+ */
+export class EvaluationBudget {
+  steps = 0;
+  work = 0;
+
+  reset(): void {
+    this.steps = 0;
+    this.work = 0;
+  }
+}
+
+/** ExpressionError codes of the evaluation limits. */
+export const LIMIT_CODES = { budget: 'budget', tooLarge: 'too_large', unsafeRegex: 'unsafe_regex' } as const;
 
 export class ExpressionError extends Error {
   constructor(
     readonly expression: string,
     message: string,
-    /** JSONata error code, e.g. "S0201" (syntax) or "T2001" (type); "budget" when a limit was hit. */
+    /** JSONata error code, e.g. "S0201" (syntax) or "T2001" (type); "budget" or "too_large" when a limit was hit. */
     readonly code: string,
     readonly position: number | undefined,
   ) {
@@ -55,49 +101,414 @@ function toExpressionError(expression: string, error: unknown): ExpressionError 
   );
 }
 
-/** Compiles an expression; throws ExpressionError with JSONata's message on a syntax error. */
+/**
+ * Compiles an expression; throws ExpressionError with JSONata's message on a syntax error, and on a
+ * regular expression that could backtrack without bound (see hasNestedQuantifier).
+ */
 export function compileExpression(expression: string): jsonata.Expression {
+  let compiled: jsonata.Expression;
   try {
-    return jsonata(expression);
+    compiled = jsonata(expression);
   } catch (error) {
     throw toExpressionError(expression, error);
   }
+  const unsafe = regexLiterals(compiled.ast()).find((re) => hasNestedQuantifier(re.source));
+  if (unsafe)
+    throw new ExpressionError(expression, unsafeRegexMessage(unsafe), LIMIT_CODES.unsafeRegex, undefined);
+  return compiled;
+}
+
+function regexLiterals(ast: unknown): RegExp[] {
+  const found: RegExp[] = [];
+  const pending: unknown[] = [ast];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node instanceof RegExp) found.push(node);
+    else if (typeof node === 'object' && node !== null) pending.push(...(Object.values(node) as unknown[]));
+  }
+  return found;
+}
+
+/**
+ * Whether a regular expression repeats something that itself repeats, as in `(a+)+` or `(\w*\s?)*`:
+ * the shape that backtracks exponentially. One such match can run for minutes on a 30-character
+ * string, inside one evaluation step that no budget can interrupt (and in workflow code, past the
+ * SDK's time limit, which can bring the worker down). Conservative: `([a-z]+\.)+` is refused too.
+ */
+export function hasNestedQuantifier(source: string): boolean {
+  const quantifierAt = (j: number): boolean =>
+    source[j] === '*' ||
+    source[j] === '+' ||
+    source[j] === '?' ||
+    (source[j] === '{' && /^\{\d+(,\d*)?\}/.test(source.slice(j, j + 24)));
+  // Per open group: whether it holds a quantifier.
+  const groups: boolean[] = [false];
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      i += 1;
+    } else if (c === '[') {
+      for (i += 1; i < source.length && source[i] !== ']'; i++) if (source[i] === '\\') i += 1;
+    } else if (c === '(') {
+      groups.push(false);
+      if (source[i + 1] === '?') i += 1; // (?: (?= (?! (?<= (?<! (?<name>: not a quantifier
+    } else if (c === ')') {
+      const inner = groups.pop() ?? false;
+      const repeated = quantifierAt(i + 1);
+      if (inner && repeated) return true;
+      if (groups.length === 0) groups.push(false);
+      if (inner || repeated) groups[groups.length - 1] = true;
+    } else if (quantifierAt(i)) {
+      groups[groups.length - 1] = true;
+    }
+  }
+  return false;
+}
+
+function unsafeRegexMessage(re: RegExp): string {
+  return `regular expression /${re.source}/ repeats a repeated group, which can backtrack without bound; rewrite it without nested quantifiers`;
 }
 
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
+const EVALUATE_EXIT = Symbol.for('jsonata.__evaluate_exit');
+
+interface JsonataNode {
+  type?: string;
+  value?: unknown;
+  group?: unknown;
+  lhs?: unknown;
+  rhs?: unknown;
+  arguments?: unknown[];
+  [key: string]: unknown;
+}
+
+interface JsonataFunction {
+  implementation: (this: unknown, ...args: unknown[]) => unknown;
+  signature?: unknown;
+}
+
+/** What happens to a node's value next, when that costs work proportional to its size. */
+type Role = 'serialized' | 'compared' | 'argument';
+
+/** Nodes whose value is new (as opposed to a reference to existing data, or a pass-through). */
+const CREATING_NODES = new Set([
+  'function',
+  'partial',
+  'apply',
+  'binary',
+  'unary',
+  'path',
+  'wildcard',
+  'descendant',
+]);
+
+/**
+ * Marks the AST nodes whose values are serialized (`&` turns objects into JSON), deep-compared (`=`,
+ * `!=`, `in`) or passed to a function (built-ins cost time proportional to their arguments).
+ */
+function nodeRoles(ast: unknown): Map<object, Role> {
+  const roles = new Map<object, Role>();
+  const pending: unknown[] = [ast];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) {
+      pending.push(...(node as unknown[]));
+      continue;
+    }
+    if (typeof node !== 'object' || node === null) continue;
+    const n = node as JsonataNode;
+    const mark = (child: unknown, role: Role) => {
+      if (typeof child === 'object' && child !== null && !roles.has(child)) roles.set(child, role);
+    };
+    if (n.type === 'binary' && n.value === '&') [n.lhs, n.rhs].forEach((c) => mark(c, 'serialized'));
+    if (n.type === 'binary' && ['=', '!=', 'in'].includes(n.value as string))
+      [n.lhs, n.rhs].forEach((c) => mark(c, 'compared'));
+    if ((n.type === 'function' || n.type === 'partial') && Array.isArray(n.arguments))
+      n.arguments.forEach((c) => mark(c, 'argument'));
+    if (n.type === 'apply') mark(n.lhs, 'argument');
+    for (const child of Object.values(n)) if (typeof child === 'object') pending.push(child);
+  }
+  return roles;
+}
+
+function isJsonataFunction(value: unknown): boolean {
+  return (
+    typeof value === 'function' ||
+    (typeof value === 'object' &&
+      value !== null &&
+      ((value as { _jsonata_function?: boolean })._jsonata_function === true ||
+        (value as { _jsonata_lambda?: boolean })._jsonata_lambda === true))
+  );
+}
+
+/**
+ * The limits of one evaluation: a step count, and the size of the values it builds and works on.
+ * Every failure is deterministic (counts, never clocks), so a workflow replays it identically.
+ */
+class Guard {
+  /** The first limit hit: JSONata may wrap errors (e.g. `$eval`), the evaluation reports this one. */
+  failure: JsonataFailure | undefined;
+
+  constructor(
+    private readonly limits: EvaluationLimits,
+    private readonly budget: EvaluationBudget,
+  ) {}
+
+  private fail(code: string, message: string): never {
+    this.failure ??= { code, message };
+    throw this.failure;
+  }
+
+  step(): void {
+    this.budget.steps += 1;
+    if (this.budget.steps > this.limits.maxSteps)
+      this.fail(LIMIT_CODES.budget, `evaluation exceeded ${this.limits.maxSteps} steps`);
+  }
+
+  charge(units: number): void {
+    this.budget.work += units;
+    if (this.budget.work > this.limits.maxWork) {
+      this.fail(
+        LIMIT_CODES.budget,
+        `evaluation exceeded its work budget of ${this.limits.maxWork} (characters and items built, copied or compared)`,
+      );
+    }
+  }
+
+  unsafeRegex(re: RegExp): never {
+    return this.fail(LIMIT_CODES.unsafeRegex, unsafeRegexMessage(re));
+  }
+
+  tooLarge(what: string, limit = this.limits.maxValueSize): never {
+    return this.fail(LIMIT_CODES.tooLarge, `evaluation built ${what}, more than the limit of ${limit}`);
+  }
+
+  checkString(length: number): void {
+    if (length > this.limits.maxValueSize) this.tooLarge(`a string of ${length} characters`);
+  }
+
+  checkCount(count: number, what: string): void {
+    if (count > this.limits.maxSequence) this.tooLarge(`${what} of ${count} items`, this.limits.maxSequence);
+  }
+
+  /**
+   * The estimated JSON size of a value (characters; numbers count 8), walked without recursion and
+   * given up as soon as it passes the value limit or nests deeper than MAX_STEP_DATA_DEPTH. Shared or
+   * cyclic structures (`{"a": $x, "b": $x}` nested a few times describes exabytes of JSON) thus cost
+   * at most the limit. The walk is charged as work.
+   */
+  measure(value: unknown, indent = 0): number {
+    const limit = this.limits.maxValueSize;
+    let size = 0;
+    const pending: [unknown, number][] = [[value, 0]];
+    while (pending.length > 0) {
+      const [item, depth] = pending.pop()!;
+      size += indent > 0 ? depth * indent + 1 : 0;
+      if (typeof item === 'string') size += item.length + 2;
+      else if (typeof item === 'number') size += 8;
+      else if (typeof item === 'boolean') size += 5;
+      else if (item === null || item === undefined || isJsonataFunction(item)) size += 4;
+      else if (depth >= MAX_STEP_DATA_DEPTH) {
+        // What is serialized next (JSON.stringify, Temporal, the API) recurses: keep it shallow enough.
+        this.fail(
+          LIMIT_CODES.tooLarge,
+          `evaluation built a value nested deeper than ${MAX_STEP_DATA_DEPTH} levels`,
+        );
+      } else if (Array.isArray(item)) {
+        size += 2 + item.length;
+        for (const child of item as unknown[]) pending.push([child, depth + 1]);
+      } else if (typeof item === 'object') {
+        size += 2;
+        for (const [key, child] of Object.entries(item)) {
+          size += key.length + 4;
+          pending.push([child, depth + 1]);
+        }
+      }
+      if (size > limit) {
+        this.charge(limit);
+        this.fail(
+          LIMIT_CODES.tooLarge,
+          `evaluation built a value larger than the limit of ${limit} characters as JSON`,
+        );
+      }
+    }
+    this.charge(size);
+    return size;
+  }
+
+  /** Called by JSONata after every node: checks and charges the value it produced. */
+  exit(node: JsonataNode, value: unknown, role: Role | undefined): void {
+    if (value === undefined || value === null) return;
+    const creates = CREATING_NODES.has(node.type ?? '') || node.group !== undefined;
+    if (typeof value === 'string') {
+      this.checkString(value.length);
+      if (creates) this.charge(value.length);
+      if (role === 'argument' || role === 'compared') this.charge(value.length);
+      return;
+    }
+    if (typeof value !== 'object' || isJsonataFunction(value)) return;
+    if (role === 'serialized' || role === 'compared') {
+      this.measure(value);
+      return;
+    }
+    if (!creates && role !== 'argument') return;
+    const count = Array.isArray(value) ? value.length : Object.keys(value).length;
+    this.checkCount(count, Array.isArray(value) ? 'an array' : 'an object');
+    if (creates) this.charge(count);
+    if (role === 'argument') this.charge(count);
+  }
+}
+
+/**
+ * Built-in functions that allocate (or loop) in proportion to a number or a nested structure before
+ * any hook sees their result: the wrappers check and charge the size first, then call JSONata's own.
+ */
+function guardedBuiltins(
+  guard: Guard,
+  builtins: Record<string, JsonataFunction>,
+): Record<string, { signature: string; implementation: (this: unknown, ...args: never[]) => unknown }> {
+  const original = (name: string) => builtins[name]!.implementation;
+  return {
+    pad: {
+      signature: '<s-ns?:s>',
+      implementation: function (this: unknown, str: unknown, width: unknown, char?: unknown) {
+        if (typeof width === 'number' && Number.isFinite(width)) {
+          guard.checkString(Math.abs(Math.trunc(width)));
+          guard.charge(Math.abs(Math.trunc(width)));
+        }
+        return original('pad').call(this, str, width, char);
+      },
+    },
+    join: {
+      signature: '<a<s>s?:s>',
+      implementation: function (this: unknown, strs: unknown, separator?: unknown) {
+        if (Array.isArray(strs)) {
+          const sep = typeof separator === 'string' ? separator.length : 0;
+          let length = 0;
+          for (const item of strs as unknown[]) length += (typeof item === 'string' ? item.length : 0) + sep;
+          guard.checkString(length);
+          guard.charge(length);
+        }
+        return original('join').call(this, strs, separator);
+      },
+    },
+    string: {
+      signature: '<x-b?:s>',
+      implementation: function (this: unknown, arg: unknown, prettify?: unknown) {
+        if (typeof arg === 'object' && arg !== null) guard.measure(arg, prettify === true ? 2 : 0);
+        return original('string').call(this, arg, prettify);
+      },
+    },
+    clone: {
+      signature: '<(oa)-:o>',
+      implementation: function (this: unknown, arg: unknown) {
+        // A clone is a JSON round trip: twice the size, and the copy is new.
+        if (typeof arg === 'object' && arg !== null) guard.charge(guard.measure(arg));
+        return original('clone').call(this, arg);
+      },
+    },
+    distinct: {
+      signature: '<x:x>',
+      // JSONata's own compares every value with every one kept (quadratic, and deep): this one keys
+      // values instead, objects by their JSON with sorted keys (JSONata's equality ignores key order).
+      implementation: function (this: unknown, arr: unknown) {
+        if (!Array.isArray(arr) || arr.length <= 1) return arr;
+        guard.charge(arr.length);
+        const focus = this as { createSequence(): unknown[] };
+        const results = (arr as { sequence?: boolean }).sequence === true ? focus.createSequence() : [];
+        const seen = new Set<unknown>();
+        const seenJson = new Set<string>();
+        for (const value of arr as unknown[]) {
+          if (typeof value === 'object' && value !== null && !isJsonataFunction(value)) {
+            guard.measure(value);
+            const json = JSON.stringify(value, sortedKeys);
+            if (seenJson.has(json)) continue;
+            seenJson.add(json);
+          } else {
+            if (seen.has(value)) continue;
+            seen.add(value);
+          }
+          results.push(value);
+        }
+        return results;
+      },
+    },
+  };
+}
+
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, record[key]]),
+  );
+}
+
+/** JSONata's own implementations of the built-ins wrapped above. */
+const BUILTINS = jsonata(
+  '{"pad": $pad, "join": $join, "string": $string, "clone": $clone, "distinct": $distinct}',
+);
+/**
+ * Read once: the same immutable objects for every evaluation and every run (so caching them is no
+ * state a workflow could observe), and one evaluation fewer per expression in the workflow sandbox.
+ */
+let builtins: Record<string, JsonataFunction> | undefined;
 
 /** Evaluates an expression over `context` within `limits`; JSONata's `undefined` (no match) stays undefined. */
 export async function evaluateExpression(
   expression: string,
   context: unknown,
-  limits: EvaluationLimits = DEFAULT_LIMITS,
+  limits: Partial<EvaluationLimits> = {},
+  budget: EvaluationBudget = new EvaluationBudget(),
 ): Promise<unknown> {
+  const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
+  const guard = new Guard(effective, budget);
+  // Every regular expression evaluated goes through here, those `$eval` builds from data included.
+  class CheckedRegExp extends RegExp {
+    constructor(pattern: RegExp | string, flags?: string) {
+      super(pattern, flags);
+      if (hasNestedQuantifier(this.source)) guard.unsafeRegex(this);
+    }
+  }
   let compiled: jsonata.Expression;
   try {
     compiled = jsonata(expression, {
-      stack: limits.maxDepth,
-      sequence: limits.maxSequence,
-      ...(limits.timeoutMs ? { timeout: limits.timeoutMs } : {}),
+      stack: effective.maxDepth,
+      sequence: effective.maxSequence,
+      RegexEngine: CheckedRegExp as unknown as RegExpConstructor,
+      ...(effective.timeoutMs ? { timeout: effective.timeoutMs } : {}),
     });
   } catch (error) {
     throw toExpressionError(expression, error);
   }
-  let steps = 0;
-  // JSONata calls this hook before evaluating every node: a deterministic budget that also stops
-  // tail-recursive loops, which never grow the stack.
-  (compiled.assign as unknown as (name: symbol, value: unknown) => void)(EVALUATE_ENTRY, () => {
-    steps += 1;
-    if (steps > limits.maxSteps) {
-      throw {
-        code: 'budget',
-        message: `evaluation exceeded ${limits.maxSteps} steps`,
-      } satisfies JsonataFailure;
-    }
-  });
+  const roles = nodeRoles(compiled.ast());
+  const assign = compiled.assign.bind(compiled) as unknown as (name: symbol, value: unknown) => void;
+  // JSONata calls these before and after evaluating every node: a deterministic step budget (it also
+  // stops tail-recursive loops, which never grow the stack), and the size checks of every value built.
+  assign(EVALUATE_ENTRY, () => guard.step());
+  assign(EVALUATE_EXIT, (node: JsonataNode, _input: unknown, _env: unknown, value: unknown) =>
+    guard.exit(node, value, roles.get(node)),
+  );
   try {
-    return normalize(await compiled.evaluate(context));
+    builtins ??= (await BUILTINS.evaluate(null)) as Record<string, JsonataFunction>;
+    for (const [name, fn] of Object.entries(guardedBuiltins(guard, builtins))) {
+      // JSONata calls built-ins with its focus (createSequence and the like) as `this`.
+      compiled.registerFunction(
+        name,
+        function (this: unknown, ...args: unknown[]) {
+          return fn.implementation.apply(this, args as never);
+        },
+        fn.signature,
+      );
+    }
+    const result = (await compiled.evaluate(context)) as unknown;
+    // The result goes on into templates, history and API responses: it must be of bounded size too.
+    if (typeof result === 'object' && result !== null) guard.measure(result);
+    return normalize(result);
   } catch (error) {
-    throw toExpressionError(expression, error);
+    throw toExpressionError(expression, guard.failure ?? error);
   }
 }
 
@@ -196,7 +607,9 @@ export function templateExpressions(text: string): string[] {
 }
 
 export interface TemplateOptions {
-  limits?: EvaluationLimits;
+  limits?: Partial<EvaluationLimits>;
+  /** Shared by all the evaluations (see EvaluationBudget); one per expression when absent. */
+  budget?: EvaluationBudget;
   /** Templates for which this returns true are left as written (e.g. secrets, resolved later). */
   defer?: (expression: string) => boolean;
 }
@@ -231,7 +644,7 @@ async function resolveString(text: string, context: unknown, options: TemplateOp
   if (whole && !(whole[1] ?? '').includes('}}')) {
     const expression = (whole[1] ?? '').trim();
     if (options.defer?.(expression)) return text;
-    const result = await evaluateExpression(expression, context, options.limits);
+    const result = await evaluateExpression(expression, context, options.limits, options.budget);
     return result === undefined ? null : result;
   }
   let out = '';
@@ -244,7 +657,17 @@ async function resolveString(text: string, context: unknown, options: TemplateOp
       out += match[0];
       continue;
     }
-    out += asText(await evaluateExpression(expression, context, options.limits));
+    out += asText(await evaluateExpression(expression, context, options.limits, options.budget));
+    // Each value is within the limit, and so must their concatenation be.
+    const maxValueSize = options.limits?.maxValueSize ?? DEFAULT_LIMITS.maxValueSize;
+    if (out.length > maxValueSize) {
+      throw new ExpressionError(
+        expression,
+        `the template text grew to ${out.length} characters, more than the limit of ${maxValueSize}`,
+        LIMIT_CODES.tooLarge,
+        undefined,
+      );
+    }
   }
   return out + text.slice(last);
 }
@@ -287,4 +710,69 @@ export function secretTemplatePointers(configuration: unknown): string[] {
     if (templateExpressions(text).some(readsSecrets)) pointers.push(pointer);
   }
   return pointers;
+}
+
+/**
+ * Largest step input or output (JSON, UTF-8 bytes) the engine hands to Temporal. Temporal refuses a
+ * payload above 2 MiB (`limit.blobSize.error`); a step past this limit fails with a clear code
+ * instead of a run that Temporal cannot record. Lives here because workflow code and activities
+ * (which produce the templated data) both check it.
+ */
+export const MAX_STEP_DATA_BYTES = 1536 * 1024;
+
+/**
+ * Deepest nesting of arrays and objects in a step's input or output. JSON.stringify, Temporal's payload
+ * converter and the API recurse, and overflow the stack some thousands of levels down; a third-party
+ * response (or a recursive expression) can nest deeper than that.
+ */
+export const MAX_STEP_DATA_DEPTH = 256;
+
+/** Step error codes of data past MAX_STEP_DATA_BYTES or MAX_STEP_DATA_DEPTH. */
+export const DATA_LIMIT_CODES = {
+  /** A step's resolved configuration (after templates), or the data a rules step reads. */
+  input: 'input_too_large',
+  /** What a step activity produced. */
+  output: 'output_too_large',
+} as const;
+
+/** The size of a value as JSON in UTF-8 bytes, as Temporal's JSON payload converter encodes it. */
+export function jsonByteLength(value: unknown): number {
+  const json = JSON.stringify(value) as string | undefined;
+  if (json === undefined) return 0;
+  let bytes = 0;
+  for (let i = 0; i < json.length; i++) {
+    const code = json.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < json.length) {
+      bytes += 4; // a surrogate pair: one 4-byte character
+      i += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** Whether arrays and objects in a value nest deeper than `max` levels (walked without recursion). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Why a step's input or output cannot be handed to Temporal (too deep, or larger than
+ * MAX_STEP_DATA_BYTES as JSON), or undefined when it can.
+ */
+export function stepDataProblem(value: unknown): string | undefined {
+  if (nestedDeeperThan(value, MAX_STEP_DATA_DEPTH))
+    return `is nested deeper than ${MAX_STEP_DATA_DEPTH} levels`;
+  const size = jsonByteLength(value);
+  if (size > MAX_STEP_DATA_BYTES)
+    return `is ${size} bytes as JSON, more than the limit of ${MAX_STEP_DATA_BYTES} bytes`;
+  return undefined;
 }

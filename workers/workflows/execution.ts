@@ -33,6 +33,8 @@ import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
 import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
 import {
+  DATA_LIMIT_CODES,
+  EvaluationBudget,
   ExpressionError,
   evaluateExpression,
   findReferences,
@@ -40,7 +42,9 @@ import {
   readsSecrets,
   resolveTemplates,
   secretTemplatePointers,
+  stepDataProblem,
   templateExpressions,
+  WORKFLOW_LIMITS,
 } from '../shared/expressions';
 import {
   DECIDE_UPDATE,
@@ -88,6 +92,8 @@ interface Run {
   consumedRetries: number;
   /** True once the retry meant for this very run was consumed. */
   retriedThisRun: boolean;
+  /** Evaluation steps of the current workflow task (WORKFLOW_LIMITS): reset whenever the run waits. */
+  budget: EvaluationBudget;
 }
 
 /** A step failed: the main loop either waits for a retry (reset run) or fails the execution with it. */
@@ -119,6 +125,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     retries: [],
     consumedRetries: 0,
     retriedThisRun: false,
+    budget: new EvaluationBudget(),
   };
   setHandler(retrySignal, (signal) => {
     run.retries.push(signal);
@@ -164,18 +171,22 @@ async function runSteps(input: ExecutionInput, run: Run): Promise<ExecutionResul
   for (let index = 0; index < steps.length;) {
     const step = steps[index]!;
     try {
-      if (step.if !== undefined && !isTruthy(await evaluate(step, step.if, run.context))) {
+      if (step.if !== undefined && !isTruthy(await evaluate(step, step.if, run))) {
         run.context.steps[step.id] = { status: 'skipped', output: null };
         index += 1;
         continue;
       }
       const outcome = await runStep(step, run);
+      run.budget.reset(); // the step waited for its activity: this is a new workflow task
       run.context.steps[step.id] = { status: 'success', output: outcome.output };
       if (outcome.stop) return await succeed(run, { status: 'success', stopped_at: step.id });
       index += 1;
     } catch (error) {
       if (!(error instanceof StepFailure)) throw error;
-      if (await awaitRetry(run)) continue; // the same step again
+      if (await awaitRetry(run)) {
+        run.budget.reset(); // it waited for the retry signal: a new workflow task
+        continue; // the same step again
+      }
       return await failExecution(run, error.error);
     }
   }
@@ -244,8 +255,16 @@ async function runStep(step: Step, run: Run): Promise<StepOutcome> {
 }
 
 async function runRules(step: RulesStep, run: Run, activities: Activities): Promise<StepOutcome> {
-  const request: RulesActivityInput = { rules: step.rules, data: dataReadBy(step, run.context) };
+  let data: Partial<ExpressionContext>;
+  try {
+    data = dataReadBy(step, run.context);
+  } catch (error) {
+    // A definition saved before a check was added (e.g. unsafe regular expressions) fails its step.
+    return expressionFailure(step, error);
+  }
+  const request: RulesActivityInput = { rules: step.rules, data };
   if (step.default !== undefined) request.default = step.default;
+  checkInputSize(step, request);
   const result = await activities.rules(request);
   if (result.action === 'fail') {
     const message =
@@ -256,8 +275,9 @@ async function runRules(step: RulesStep, run: Run, activities: Activities): Prom
 }
 
 async function runConnector(step: ConnectorStep, run: Run, activities: Activities): Promise<unknown> {
-  const resolved = (await resolve(step, step.request, run.context)) as HttpRequestSpec;
+  const resolved = (await resolve(step, step.request, run)) as HttpRequestSpec;
   const request: HttpRequestSpec = { ...resolved, method: resolved.method ?? 'GET' };
+  checkInputSize(step, request);
   return activities.connector_http(request, {
     workspaceId: run.workspaceId,
     secretPointers: secretTemplatePointers(step.request),
@@ -266,7 +286,7 @@ async function runConnector(step: ConnectorStep, run: Run, activities: Activitie
 
 async function runAi(step: AiStep, run: Run, activities: Activities): Promise<unknown> {
   const configuration = { system: step.system ?? null, prompt: step.prompt };
-  const resolved = (await resolve(step, configuration, run.context)) as {
+  const resolved = (await resolve(step, configuration, run)) as {
     system: string | null;
     prompt: unknown;
   };
@@ -278,6 +298,7 @@ async function runAi(step: AiStep, run: Run, activities: Activities): Promise<un
     max_tokens: step.max_tokens ?? null,
     output_schema: step.output_schema ?? null,
   };
+  checkInputSize(step, request);
   return activities.ai(request, {
     workspaceId: run.workspaceId,
     secretPointers: secretTemplatePointers(configuration),
@@ -289,7 +310,8 @@ async function runAi(step: AiStep, run: Run, activities: Activities): Promise<un
  * `waiting`) for the `decide` update, at most the step's `timeout`.
  */
 async function runApproval(step: ApprovalStep, run: Run, activities: Activities): Promise<ApprovalDecision> {
-  const message = await resolve(step, step.message ?? null, run.context);
+  const message = await resolve(step, step.message ?? null, run);
+  checkInputSize(step, message);
   run.waitingFor = step.id;
   run.decision = undefined;
   upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
@@ -347,20 +369,41 @@ function dataReadBy(step: RulesStep, context: ExpressionContext): Partial<Expres
   return data;
 }
 
-/** Resolves `{{ }}` templates except those reading secrets, which only the activity may resolve. */
-async function resolve(step: Step, value: unknown, context: ExpressionContext): Promise<unknown> {
+/**
+ * Resolves `{{ }}` templates except those reading secrets, which only the activity may resolve. Like
+ * `if`, within the workflow task's budget (WORKFLOW_LIMITS), so that no definition can stall the task.
+ */
+async function resolve(step: Step, value: unknown, run: Run): Promise<unknown> {
   try {
-    return await resolveTemplates(value, context, { defer: readsSecrets });
+    return await resolveTemplates(value, run.context, {
+      defer: readsSecrets,
+      limits: WORKFLOW_LIMITS,
+      budget: run.budget,
+    });
   } catch (error) {
     return expressionFailure(step, error);
   }
 }
 
-async function evaluate(step: Step, expression: string, context: ExpressionContext): Promise<unknown> {
+async function evaluate(step: Step, expression: string, run: Run): Promise<unknown> {
   try {
-    return await evaluateExpression(expression, context);
+    return await evaluateExpression(expression, run.context, WORKFLOW_LIMITS, run.budget);
   } catch (error) {
     return expressionFailure(step, error);
+  }
+}
+
+/**
+ * A step's input (its configuration after templates; for rules, the data they read) must fit in a
+ * Temporal payload: templates can build more than Temporal accepts, and an activity it refuses to
+ * schedule would leave the run failing workflow tasks forever. The step fails instead.
+ */
+function checkInputSize(step: Step, input: unknown): void {
+  const problem = stepDataProblem(input);
+  if (problem) {
+    const what =
+      step.kind === 'rules' ? 'its rules and the data they read' : 'its configuration after templates';
+    fail(step.id, DATA_LIMIT_CODES.input, `The input of step "${step.id}" (${what}) ${problem}.`);
   }
 }
 
