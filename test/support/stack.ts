@@ -146,6 +146,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     BOOTSTRAP_API_KEY: adminKey,
     ALLOW_PRIVATE_DESTINATIONS: 'true',
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    // Suites poll many executions at once with one key; the rate-limit tests set their own limits.
+    RATE_LIMIT_PER_SECOND: '100000',
+    RATE_LIMIT_BURST: '100000',
     ...(database ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });
