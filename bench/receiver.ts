@@ -5,6 +5,7 @@
  * inputs and outputs, whichever workflow made the calls.
  */
 import http from 'node:http';
+import { listenOnLoopback } from '../test/support/ports';
 
 export interface BenchReceiver {
   /** http://127.0.0.1:PORT (a private destination: the service needs ALLOW_PRIVATE_DESTINATIONS). */
@@ -62,12 +63,7 @@ export async function startReceiver(): Promise<BenchReceiver> {
   });
   // The connector keeps its connections open between steps: do not close them under it.
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests: () => requests,

@@ -5,16 +5,17 @@
  * destinations allowed (connector steps call a local receiver).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig, type Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import { newApiKey } from '../src/ids';
-import { listeningPort, startRuntime, type Runtime } from '../src/runtime';
+import { listeningPort } from '../src/net/listening-port';
+import { startRuntime, type Runtime } from '../src/runtime';
 import { ensureTemporalCli } from '../src/temporal/cli';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { freePort } from '../test/support/ports';
 
 export interface BenchStack {
   runtime: Runtime;
@@ -41,18 +42,6 @@ function stderrLogger(level: Config['logLevel']): Logger {
     { level, base: { service: 'switchyard', component: 'bench' }, timestamp: pino.stdTimeFunctions.isoTime },
     pino.destination(2),
   );
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startBenchStack(): Promise<BenchStack> {

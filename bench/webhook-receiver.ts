@@ -8,6 +8,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Webhook } from 'standardwebhooks';
+import { listenOnLoopback } from '../test/support/ports';
 
 const SIGNATURE_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 
@@ -113,12 +114,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   });
   // The delivery activity keeps its connections open between deliveries: do not close them under it.
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listenOnLoopback(server);
 
   return {
     url: `http://127.0.0.1:${port}`,

@@ -6,6 +6,7 @@
  * schema, an object filled from the schema. Tests queue exact replies and read the recorded requests.
  */
 import http from 'node:http';
+import { listeningPort } from '../src/net/listening-port';
 
 export interface ChatRequest {
   headers: http.IncomingHttpHeaders;
@@ -39,8 +40,7 @@ export class FakeAiProvider {
 
   /** The base URL to configure as AI_BASE_URL. */
   get baseUrl(): string {
-    const address = this.server.address();
-    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1`;
+    return `http://127.0.0.1:${listeningPort(this.server)}/v1`;
   }
 
   replyOnce(...replies: FakeReply[]): this {

@@ -3,7 +3,8 @@
  * (unless TEMPORAL_ADDRESS is set), the worker and the API, with PGlite (unless DATABASE_URL is set).
  */
 import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from './process-lifecycle';
-import { listeningPort, startRuntime } from './runtime';
+import { listeningPort } from './net/listening-port';
+import { startRuntime } from './runtime';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

@@ -11,6 +11,7 @@ import { createApp } from './app';
 import { bootstrap } from './bootstrap';
 import type { Config } from './config';
 import type { Logger } from './logger';
+import { listeningPort } from './net/listening-port';
 import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
 import type { Services } from './services';
@@ -173,11 +174,6 @@ export async function startRuntime({
     await stop();
     throw error;
   }
-}
-
-export function listeningPort(server: http.Server): number {
-  const address = server.address();
-  return typeof address === 'object' && address ? address.port : 0;
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

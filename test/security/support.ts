@@ -7,6 +7,7 @@ import net from 'node:net';
 import { expect } from 'chai';
 import request from 'supertest';
 import { openApiDocument } from '../../src/app';
+import { listeningPort } from '../../src/net/listening-port';
 import type { Scope } from '../../src/store/api-keys';
 import { definition, rulesStep, uniqueId, waitForExecution } from '../support/fixtures';
 import { capturingLogger } from '../support/log-capture';
@@ -513,8 +514,7 @@ export class ConnectionTrap {
   }
 
   get port(): number {
-    const address = this.server.address();
-    return typeof address === 'object' && address ? address.port : 0;
+    return listeningPort(this.server);
   }
 
   async stop(): Promise<void> {

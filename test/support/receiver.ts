@@ -3,6 +3,8 @@
  * and answers what the test scripts, one reply per request or a default.
  */
 import http from 'node:http';
+import { listeningPort } from '../../src/net/listening-port';
+import { listenOnLoopback } from './ports';
 
 export interface ReceivedRequest {
   method: string;
@@ -38,13 +40,12 @@ export class Receiver {
 
   static async start(): Promise<Receiver> {
     const receiver = new Receiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    await listenOnLoopback(receiver.server);
     return receiver;
   }
 
   get url(): string {
-    const address = this.server.address();
-    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    return `http://127.0.0.1:${listeningPort(this.server)}`;
   }
 
   /** Answers the next requests in order with these replies, then falls back to the default. */

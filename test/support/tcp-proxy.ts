@@ -1,5 +1,6 @@
 /** A loopback TCP proxy that a test can cut and restore, to take a dependency away from a running service. */
 import net from 'node:net';
+import { listeningPort } from '../../src/net/listening-port';
 
 export class TcpProxy {
   private server: net.Server | undefined;
@@ -30,8 +31,7 @@ export class TcpProxy {
       server.once('error', reject);
       server.listen(this.port, '127.0.0.1', resolve);
     });
-    const address = server.address();
-    (this as { port: number }).port = typeof address === 'object' && address ? address.port : this.port;
+    (this as { port: number }).port = listeningPort(server);
     this.server = server;
   }
 
