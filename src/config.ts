@@ -32,6 +32,7 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_DEV_IP: z.string().min(1).default('127.0.0.1'),
   TEMPORAL_RETENTION_DAYS: positiveInt.max(3650).default(30),
+  CRASH_LOOP_ATTEMPTS: positiveInt.min(2).max(100).default(3),
   BOOTSTRAP_API_KEY: z
     .string()
     .regex(/^sk_[A-Za-z0-9]{32,}$/, 'must look like sk_ followed by at least 32 base62 characters')
@@ -68,6 +69,8 @@ export interface Config {
     uiPort: number;
     devIp: string;
     retentionDays: number;
+    /** A run whose workflow task reached this attempt after crashing workers is terminated at worker start. */
+    crashLoopAttempts: number;
   };
   bootstrapApiKey: string | undefined;
   secretsKey: string | undefined;
@@ -117,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.TEMPORAL_UI_PORT,
       devIp: e.TEMPORAL_DEV_IP,
       retentionDays: e.TEMPORAL_RETENTION_DAYS,
+      crashLoopAttempts: e.CRASH_LOOP_ATTEMPTS,
     },
     bootstrapApiKey: e.BOOTSTRAP_API_KEY,
     secretsKey: e.SECRETS_KEY,

@@ -1,32 +1,68 @@
 /**
- * `npm start`: the whole service in one process with embedded defaults — the Temporal dev server
- * (unless TEMPORAL_ADDRESS is set), the worker and the API, with PGlite (unless DATABASE_URL is set).
+ * `npm start`: the whole service with embedded defaults — the Temporal dev server (unless
+ * TEMPORAL_ADDRESS is set) and, supervised, the service process (API + worker, src/service-main.ts)
+ * with PGlite (unless DATABASE_URL is set). The supervisor restarts the service process if it dies
+ * (src/supervisor.ts), and stops everything on Ctrl-C.
  */
-import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from './process-lifecycle';
-import { listeningPort } from './net/listening-port';
-import { startRuntime } from './runtime';
+import path from 'node:path';
+import type { DevServer } from './temporal/dev-server';
+import { exitOnSignals, failStart, loadConfigOrExit, processLogger } from './process-lifecycle';
+import { startEmbeddedTemporal } from './runtime';
+import { superviseService, type ReadyMessage } from './supervisor';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = processLogger(config, 'all-in-one');
-  const runtime = await startRuntime({ config, logger, api: true, worker: true }).catch((error: unknown) =>
-    failStart(logger, error),
-  );
-  stopOnSignals(runtime, logger);
-  const port = runtime.server ? listeningPort(runtime.server) : config.port;
+  const logger = processLogger(config, 'supervisor');
+  let devServer: DevServer | undefined;
+  if (!config.temporal.address) {
+    devServer = await startEmbeddedTemporal(config, logger).catch((error: unknown) =>
+      failStart(logger, error),
+    );
+  }
+  let announced = false;
+  const supervisor = superviseService({
+    entry: path.join(__dirname, 'service-main.js'),
+    env: devServer ? { TEMPORAL_ADDRESS: devServer.address } : {},
+    logger,
+    onReady: (message) => {
+      if (announced) {
+        logger.info({ port: message.port }, 'The service process is serving again');
+        return;
+      }
+      announced = true;
+      process.stdout.write(banner(message, devServer, config.temporal.namespace, config));
+    },
+  });
+
+  const stopAll = async (): Promise<void> => {
+    await supervisor.stop();
+    await devServer?.stop();
+  };
+  exitOnSignals(logger, stopAll);
+  supervisor.firstReady.catch((error: unknown) => {
+    logger.fatal({ err: error }, (error as Error).message);
+    void stopAll().finally(() => process.exit(1));
+  });
+}
+
+function banner(
+  message: ReadyMessage,
+  devServer: DevServer | undefined,
+  namespace: string,
+  config: { databaseUrl: string | undefined; dataDir: string; port: number },
+): string {
+  const port = message.port ?? config.port;
   const lines = [
     '',
     `  Switchyard is running.`,
     `  API:          http://127.0.0.1:${port}/v1   (OpenAPI: /v1/openapi.json)`,
-    runtime.devServer?.uiUrl
-      ? `  Temporal UI:  ${runtime.devServer.uiUrl}/namespaces/${config.temporal.namespace}/workflows`
-      : undefined,
+    devServer?.uiUrl ? `  Temporal UI:  ${devServer.uiUrl}/namespaces/${namespace}/workflows` : undefined,
     `  Data:         ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : config.dataDir}`,
     `  An API key:   npm run admin -- create-key --workspace default --name me --scopes admin`,
     `  Stop:         Ctrl-C`,
     '',
   ].filter((line) => line !== undefined);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return `${lines.join('\n')}\n`;
 }
 
 void main();

@@ -19,8 +19,11 @@ export function processLogger(config: Config, role: string): Logger {
   return createLogger(config.logLevel, { role });
 }
 
-/** Stops the runtime on the first SIGINT/SIGTERM; a second one exits at once. */
-export function stopOnSignals(runtime: Runtime, logger: Logger): void {
+/**
+ * Runs `stop` on the first SIGINT/SIGTERM, then exits (0, or 1 if it failed); a second signal exits at
+ * once. Returns whether a stop has begun.
+ */
+export function exitOnSignals(logger: Logger, stop: () => Promise<void>): () => boolean {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -29,7 +32,7 @@ export function stopOnSignals(runtime: Runtime, logger: Logger): void {
     }
     stopping = true;
     logger.info({ signal }, 'Stopping (press Ctrl-C again to force)');
-    runtime.stop().then(
+    stop().then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'Error while stopping');
@@ -39,8 +42,14 @@ export function stopOnSignals(runtime: Runtime, logger: Logger): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return () => stopping;
+}
+
+/** Stops the runtime on the first SIGINT/SIGTERM (exitOnSignals), and exits if the worker stops by itself. */
+export function stopOnSignals(runtime: Runtime, logger: Logger): void {
+  const stopping = exitOnSignals(logger, () => runtime.stop());
   void runtime.workerStopped.then(() => {
-    if (stopping) return;
+    if (stopping()) return;
     logger.fatal('The worker stopped unexpectedly; exiting so a supervisor can restart the process');
     void runtime.stop().finally(() => process.exit(1));
   });

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import fs from 'node:fs';
-import type { Worker } from '@temporalio/worker';
+import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from './app';
 import { bootstrap } from './bootstrap';
@@ -20,6 +20,7 @@ import { openDatabase, type Database } from './store/db';
 import { migrate } from './store/migrate';
 import { ensureTemporalCli } from './temporal/cli';
 import { connectTemporal, resolveTemporalTarget, type TemporalConnection } from './temporal/connection';
+import { terminateCrashLoopingRuns } from './temporal/crash-loop';
 import { startDevServer, type DevServer } from './temporal/dev-server';
 import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
 import { createExecutionWorker, installTemporalRuntime } from '../workers/worker';
@@ -29,6 +30,10 @@ export interface RuntimeOptions {
   logger: Logger;
   api: boolean;
   worker: boolean;
+  /** The worker's workflow code, when not the one `npm run build` wrote (tests). */
+  workflowBundle?: WorkflowBundleOption;
+  /** Activities besides the service's own, for what such workflow code calls (tests). */
+  extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
 export interface Runtime {
@@ -47,6 +52,8 @@ export async function startRuntime({
   logger,
   api,
   worker: runWorker,
+  workflowBundle,
+  extraActivities,
 }: RuntimeOptions): Promise<Runtime> {
   const cleanups: (() => Promise<void> | void)[] = [];
   const stop = once(async () => {
@@ -65,16 +72,7 @@ export async function startRuntime({
 
     let devServer: DevServer | undefined;
     if (!config.temporal.address) {
-      const cliPath = await ensureTemporalCli(config.temporal.cliPath, logger);
-      devServer = await startDevServer({
-        cliPath,
-        dataDir: config.dataDir,
-        ip: config.temporal.devIp,
-        port: config.temporal.devPort,
-        uiPort: config.temporal.uiPort,
-        namespace: config.temporal.namespace,
-        logger,
-      });
+      devServer = await startEmbeddedTemporal(config, logger);
       cleanups.push(() => devServer!.stop());
     }
 
@@ -121,7 +119,18 @@ export async function startRuntime({
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
+        bundle: workflowBundle,
+        extraActivities,
       });
+      // A run that crashed the worker before (maybe just now) must not crash this one.
+      await terminateCrashLoopingRuns({
+        client: temporal.client,
+        taskQueue: config.temporal.taskQueue,
+        maxAttempts: config.temporal.crashLoopAttempts,
+        logger,
+      }).catch((error: unknown) =>
+        logger.warn({ err: error }, 'Could not check for runs that crash the worker'),
+      );
       const running = worker.run();
       workerStopped = running.then(
         () => undefined,
@@ -174,6 +183,20 @@ export async function startRuntime({
     await stop();
     throw error;
   }
+}
+
+/** The Temporal dev server of the embedded setup, in DATA_DIR, on the configured ports. */
+export async function startEmbeddedTemporal(config: Config, logger: Logger): Promise<DevServer> {
+  const cliPath = await ensureTemporalCli(config.temporal.cliPath, logger);
+  return startDevServer({
+    cliPath,
+    dataDir: config.dataDir,
+    ip: config.temporal.devIp,
+    port: config.temporal.devPort,
+    uiPort: config.temporal.uiPort,
+    namespace: config.temporal.namespace,
+    logger,
+  });
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

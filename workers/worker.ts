@@ -23,6 +23,8 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   logger: Logger;
   /** A bundle built earlier in this process (tests share one across workers). */
   bundle?: WorkflowBundleOption;
+  /** Activities besides the service's own (tests whose bundle calls them). */
+  extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
 
 const SDK_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -64,10 +66,13 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
-    activities: createActivities({
-      ...options,
-      client: new Client({ connection: options.connection, namespace: options.namespace }),
-    }),
+    activities: {
+      ...options.extraActivities,
+      ...createActivities({
+        ...options,
+        client: new Client({ connection: options.connection, namespace: options.namespace }),
+      }),
+    },
     // Steps mostly wait on the network: many can run at once on one core.
     maxConcurrentActivityTaskExecutions: 200,
     shutdownGraceTime: '10s',

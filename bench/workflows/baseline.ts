@@ -1,16 +1,16 @@
 /**
  * The five_step_e2e scenario's baseline: its five-step workflow written by hand as a plain Temporal
- * workflow, without the definition interpreter. Same activities (`rules`, `connector_http`) in the same
- * order, with the inputs the execution workflow computes for the `bench-five-step` definition (built
- * from FIVE_STEP_RULES below), and the activity options stepActivityOptions gives its steps (activity
- * id = step id, summary, timeout, default retry; heartbeat and cancellation type for connectors).
+ * workflow, without the definition interpreter: the three rules evaluated inline in workflow code (as a
+ * developer writing it on the SDK would), the two HTTP calls as `connector_http` activities with the
+ * activity options the service gives a connector step's activity (activity id = step id, summary,
+ * timeout, default retry, heartbeat and cancellation type).
  *
  * Deterministic workflow code: only @temporalio/workflow, and types of the activities.
  */
 import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../workers/activities';
+import type { RuleSpec } from '../../workers/shared/execution-types';
 
-type RulesInput = Parameters<Activities['rules']>[0];
 type HttpResponse = Awaited<ReturnType<Activities['connector_http']>>;
 
 /** Workflow type of the baseline runs. */
@@ -29,7 +29,9 @@ export interface BaselineInput {
 }
 
 /** The rules of the three rules steps; the API's definition uses the very same ones. */
-export const FIVE_STEP_RULES: Readonly<Record<'classify' | 'check' | 'summary', Omit<RulesInput, 'data'>>> = {
+export const FIVE_STEP_RULES: Readonly<
+  Record<'classify' | 'check' | 'summary', { rules: RuleSpec[]; default: unknown }>
+> = {
   classify: {
     rules: [{ when: "input.plan = 'enterprise'", output: { tier: 'high' } }],
     default: { tier: 'standard' },
@@ -54,22 +56,13 @@ export const FIVE_STEP_RULES: Readonly<Record<'classify' | 'check' | 'summary', 
   },
 };
 
-/** stepActivityOptions's defaults (DEFAULT_RETRY, DEFAULT_STEP_TIMEOUT, NETWORK_HEARTBEAT_TIMEOUT). */
+/** The service's defaults for a connector step (DEFAULT_RETRY, DEFAULT_STEP_TIMEOUT, NETWORK_HEARTBEAT_TIMEOUT). */
 const RETRY: ActivityOptions['retry'] = {
   maximumAttempts: 3,
   initialInterval: '1s',
   backoffCoefficient: 2,
   maximumInterval: '30s',
 };
-
-function rulesStep(id: string) {
-  return proxyActivities<Activities>({
-    activityId: id,
-    summary: id,
-    startToCloseTimeout: '10s',
-    retry: RETRY,
-  });
-}
 
 function connectorStep(id: string) {
   return proxyActivities<Activities>({
@@ -82,33 +75,25 @@ function connectorStep(id: string) {
   });
 }
 
-const succeeded = <T>(output: T) => ({ status: 'success', output });
-
 export async function fiveStepBaseline({ workspaceId, receiverUrl, input }: BaselineInput) {
   const meta = { workspaceId, secretPointers: [] };
 
-  const classify = await rulesStep('classify').rules({ ...FIVE_STEP_RULES.classify, data: { input } });
-  const tier = (classify.output as { tier: string }).tier;
+  // classify, check and summary: FIVE_STEP_RULES, written out as code.
+  const tier = input.plan === 'enterprise' ? 'high' : 'standard';
 
   const crm: HttpResponse = await connectorStep('crm').connector_http(
     { method: 'POST', url: `${receiverUrl}/crm`, body: { customer: input.customer, tier } },
     meta,
   );
 
-  const check = await rulesStep('check').rules({
-    ...FIVE_STEP_RULES.check,
-    data: { steps: { crm: succeeded(crm) } },
-  });
-  const account = (check.output as { account: unknown }).account;
+  const synced = crm.status === 200;
+  const account = synced ? ((crm.body as { id?: unknown } | null)?.id ?? null) : null;
 
   await connectorStep('notify').connector_http(
     { method: 'POST', url: `${receiverUrl}/notify`, body: { customer: input.customer, account } },
     meta,
   );
 
-  await rulesStep('summary').rules({
-    ...FIVE_STEP_RULES.summary,
-    data: { input, steps: { check: succeeded(check.output), classify: succeeded(classify.output) } },
-  });
-  return { status: 'success' as const };
+  const message = synced ? `Onboarded ${input.customer} on the ${tier} tier` : 'Not synced';
+  return { status: 'success' as const, message };
 }

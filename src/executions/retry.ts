@@ -1,44 +1,41 @@
 /**
- * Retry from the failed step (CONTRACT §5): a Temporal reset of the failed run to the workflow task that
- * failed it, then a `retry` signal to the new run, which waits for it at the failed step (see
- * workers/workflows/execution.ts) and runs that step again, with the corrected input if one came.
- * Steps before it stay in history as they were: not run again, outputs and timings kept.
- * One reset per failed run: concurrent requests share the first one's retry.
+ * Retry from the failed step (CONTRACT §5): a new run of the same execution (same workflow id, allowed
+ * because the last run failed) that resumes at the failed step. Its input carries the records of the
+ * steps before that one exactly as the failed run recorded them (not run again, outputs and timings
+ * kept) and, when given, the corrected input for the failed step and every later one.
+ *
+ * A new run rather than a Temporal reset: the retry never replays the failed run's history, so it works
+ * whatever workflow code is deployed since (see the README on deploys), and the new run is an ordinary
+ * run, replayable on its own. One retry per failed run: concurrent requests share the first one's.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
-import type Long from 'long';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError, invalidRequest } from '../errors';
 import type { Services } from '../services';
 import { validateInput } from '../definitions/input-schema';
-import {
-  claimRetry,
-  recordRetriedRun,
-  recordRetrySignaled,
-  releaseRetry,
-  unsignaledRetry,
-} from '../store/execution-retries';
+import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
-import { firstPayload } from '../temporal/history-mapper';
+import { firstPayload, mapExecution } from '../temporal/history-mapper';
 import {
-  RETRY_SIGNAL,
-  type ExecutionError,
+  EXECUTION_WORKFLOW_TYPE,
   type ExecutionInput,
-  type RetrySignal,
+  type ResumePoint,
+  type StepRecord,
 } from '../../workers/shared/execution-types';
 import { locateExecution } from './locate';
-
-const EventType = temporal.api.enums.v1.EventType;
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+import { executionStartOptions } from './trigger';
+import type { StepView } from './views';
 
 export interface RetryRequest {
   workspaceId: string;
   executionId: string;
   /** A corrected input for the failed step and every later one. */
   input?: unknown;
-  /** The API key that asked (kept in Temporal's reset reason). */
+  /** The API key that asked (kept in the new run's summary). */
   keyId: string;
 }
+
+/** describe + the whole history of the failed run. */
+const HISTORY_TIMEOUT_MS = 10_000;
 
 export async function retryExecution(
   services: Services,
@@ -49,20 +46,6 @@ export async function retryExecution(
     request.workspaceId,
     request.executionId,
   );
-  const { connection, namespace } = services.temporal;
-  if (status === 'running') {
-    // A retry whose request died between the reset and the signal: complete it.
-    const pending = await unsignaledRetry(
-      services.db,
-      request.workspaceId,
-      request.executionId,
-      description.runId,
-    );
-    if (pending) {
-      await signalRetry(services, request.executionId, description.runId, pending.baseRunId, undefined);
-      return { retriedFromStep: pending.retriedFromStep };
-    }
-  }
   if (status !== 'failed') {
     throw new AppError(
       409,
@@ -71,10 +54,20 @@ export async function retryExecution(
     );
   }
   const runId = description.runId;
-  const history = await callTemporal(connection, () => handle.fetchHistory(), 10_000);
+  const { connection } = services.temporal;
+  const history = await callTemporal(connection, () => handle.fetchHistory(), HISTORY_TIMEOUT_MS);
   const events = history.events ?? [];
-  const { step, resetEventId } = resetPointOf(events);
-  const input = request.input === undefined ? undefined : correctedInput(events, request.input);
+  const failedRun = firstPayload(events[0]?.workflowExecutionStartedEventAttributes?.input) as ExecutionInput;
+  const view = mapExecution(request.executionId, { events });
+  const step = view.error?.step;
+  if (!step) {
+    throw new AppError(
+      409,
+      'execution_not_failed',
+      'This execution did not fail in a step, so it cannot be retried from one.',
+    );
+  }
+  const corrected = request.input === undefined ? undefined : correctedInput(failedRun, request.input);
 
   const claim = await claimRetry(services.db, {
     workspaceId: request.workspaceId,
@@ -83,84 +76,74 @@ export async function retryExecution(
     step,
   });
   if (!claim.owner) return { retriedFromStep: claim.retriedFromStep };
-  let newRunId: string;
+  const resume: ResumePoint = {
+    from_step: step,
+    records: carriedRecords(view.steps, step),
+    retry_of: runId,
+  };
+  const retryInput: ExecutionInput = { ...failedRun, resume };
+  if (corrected !== undefined) {
+    retryInput.input = corrected;
+    resume.original_input = originalInput(failedRun);
+  } else if (failedRun.resume && 'original_input' in failedRun.resume) {
+    resume.original_input = failedRun.resume.original_input;
+  }
+  delete retryInput.emit_started;
   try {
-    const response = await callTemporal(connection, () =>
-      connection.workflowService.resetWorkflowExecution({
-        namespace,
-        workflowExecution: { workflowId: request.executionId, runId },
-        reason: `Retry from step "${step}" (API key ${request.keyId})`,
-        workflowTaskFinishEventId: resetEventId,
-        // The same id for the same failed run: Temporal treats a repeated request as the same reset.
-        requestId: `retry-${runId}`,
-        resetReapplyType: temporal.api.enums.v1.ResetReapplyType.RESET_REAPPLY_TYPE_NONE,
+    const options = executionStartOptions(services, request.executionId, retryInput);
+    const started = await callTemporal(connection, () =>
+      services.temporal.client.workflow.start(EXECUTION_WORKFLOW_TYPE, {
+        ...options,
+        // A new run of this execution, allowed only because its last run failed.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        staticSummary: `${options.staticSummary} — retry from step "${step}" (API key ${request.keyId})`,
+        requestEagerStart: false,
       }),
     );
-    newRunId = response.runId ?? '';
-    await recordRetriedRun(services.db, runId, newRunId);
+    await recordRetriedRun(services.db, runId, started.firstExecutionRunId);
   } catch (error) {
+    // Another request's retry got there first: that is the retry.
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { retriedFromStep: step };
     await releaseRetry(services.db, runId).catch(() => undefined);
     throw error;
   }
-  await signalRetry(services, request.executionId, newRunId, runId, input);
   return { retriedFromStep: step };
 }
 
-async function signalRetry(
-  services: Services,
-  executionId: string,
-  runId: string,
-  baseRunId: string,
-  input: unknown,
-): Promise<void> {
-  const { connection, namespace } = services.temporal;
-  const signal: RetrySignal = { for_run: runId, ...(input !== undefined ? { input } : {}) };
-  await callTemporal(connection, () =>
-    connection.workflowService.signalWorkflowExecution({
-      namespace,
-      workflowExecution: { workflowId: executionId, runId },
-      signalName: RETRY_SIGNAL,
-      input: { payloads: [defaultPayloadConverter.toPayload(signal)] },
-      // Sending it twice (a request completing another's retry) delivers it once.
-      requestId: `retry-signal-${runId}`,
-    }),
-  );
-  await recordRetrySignaled(services.db, baseRunId);
+/** The steps before the failed one, as records the new run shows unchanged. */
+function carriedRecords(steps: StepView[], failedStep: string): StepRecord[] {
+  const records: StepRecord[] = [];
+  for (const view of steps) {
+    if (view.id === 'trigger') continue;
+    if (view.id === failedStep) break;
+    records.push({
+      id: view.id,
+      status: view.status === 'skipped' ? 'skipped' : 'success',
+      started_at: view.started_at,
+      finished_at: view.finished_at,
+      attempts: view.attempts,
+      input: view.input,
+      output: view.output,
+      error: view.error,
+    });
+  }
+  return records;
 }
 
-/** The failed step, and the workflow task that failed the run (the one to reset to). */
-function resetPointOf(events: HistoryEvent[]): { step: string; resetEventId: Long } {
-  const failedIndex = events.findIndex((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED);
-  const failed = events[failedIndex];
-  const details = firstPayload(
-    failed?.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details,
-  ) as ExecutionError | undefined;
-  const step = details?.step;
-  if (!failed || !step)
-    throw new AppError(
-      409,
-      'execution_not_failed',
-      'This execution did not fail in a step, so it cannot be retried from one.',
-    );
-  const failingTask = events
-    .slice(0, failedIndex)
-    .reverse()
-    .find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
-  if (!failingTask?.eventId) throw new Error('No workflow task to reset to');
-  return { step, resetEventId: failingTask.eventId };
+/** The input the trigger gave the first run (the trigger step keeps showing it). */
+function originalInput(run: ExecutionInput): unknown {
+  return run.resume && 'original_input' in run.resume ? run.resume.original_input : run.input;
 }
 
 /** A corrected input, validated against the input_schema of the version the execution runs. */
-function correctedInput(events: HistoryEvent[], input: unknown): unknown {
+function correctedInput(run: ExecutionInput, input: unknown): unknown {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalidRequest('`input` must be a JSON object of input fields.', [
       { path: '/input', message: 'must be an object' },
     ]);
   }
-  const started = firstPayload(events[0]?.workflowExecutionStartedEventAttributes?.input) as
-    ExecutionInput | undefined;
   const corrected = structuredClone(input);
-  const problems = validateInput(started?.workflow.definition.input_schema, corrected);
+  const problems = validateInput(run.workflow.definition.input_schema, corrected);
   if (problems.length > 0) {
     throw new AppError(
       400,

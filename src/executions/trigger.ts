@@ -11,6 +11,7 @@ import type { Services } from '../services';
 import { validateInput } from '../definitions/input-schema';
 import type { Definition, TriggerType } from '../definitions/schema';
 import { claimIdempotencyKey } from '../store/idempotency';
+import { subscribedEventKinds } from '../store/webhooks';
 import { getWorkflowVersion } from '../store/workflows';
 import { callTemporal } from '../temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
@@ -98,6 +99,10 @@ export async function triggerExecution(
     trigger: { type: request.triggerType },
     input,
   };
+  // The started event belongs to this moment: the run emits it only if someone subscribes now.
+  executionInput.emit_started = (await subscribedEventKinds(services.db, request.workspaceId)).includes(
+    'execution.started',
+  );
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
   await startExecutionWorkflow(services, executionId, executionInput);

@@ -1,8 +1,8 @@
-/** Retries of failed runs (see migrations/003): a guard against concurrent resets, and superseded runs. */
+/** Retries of failed runs (see migrations/003): a guard against concurrent retries, and superseded runs. */
 import type { Queryable } from './db';
 
 export interface RetryClaim {
-  /** True when this caller owns the retry of the run and must perform the reset. */
+  /** True when this caller owns the retry of the run and must start the new run. */
   owner: boolean;
   retriedFromStep: string;
   newRunId: string | null;
@@ -41,30 +41,7 @@ export async function recordRetriedRun(db: Queryable, baseRunId: string, newRunI
   ]);
 }
 
-export async function recordRetrySignaled(db: Queryable, baseRunId: string): Promise<void> {
-  await db.query('update execution_retries set signaled = true where base_run_id = $1', [baseRunId]);
-}
-
-/**
- * A retry of this execution whose reset happened but whose signal may not have been sent (the request
- * died in between): the reset run waits for it, and the next request sends it.
- */
-export async function unsignaledRetry(
-  db: Queryable,
-  workspaceId: string,
-  executionId: string,
-  currentRunId: string,
-): Promise<{ baseRunId: string; retriedFromStep: string } | undefined> {
-  const [row] = await db.query<{ base_run_id: string; retried_from_step: string }>(
-    `select base_run_id, retried_from_step from execution_retries
-      where workspace_id = $1 and execution_id = $2 and not signaled and (new_run_id = $3 or new_run_id is null)
-      order by created_at desc limit 1`,
-    [workspaceId, executionId, currentRunId],
-  );
-  return row ? { baseRunId: row.base_run_id, retriedFromStep: row.retried_from_step } : undefined;
-}
-
-/** Releases a claim whose reset failed, so the next request can try again. */
+/** Releases a claim whose new run could not start, so the next request can try again. */
 export async function releaseRetry(db: Queryable, baseRunId: string): Promise<void> {
   await db.query('delete from execution_retries where base_run_id = $1 and new_run_id is null', [baseRunId]);
 }

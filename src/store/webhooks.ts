@@ -118,6 +118,15 @@ export async function subscribedEndpoints(
   );
 }
 
+/** The event kinds some enabled endpoint of the workspace subscribes to. */
+export async function subscribedEventKinds(db: Queryable, workspaceId: string): Promise<EventKind[]> {
+  const rows = await db.query<{ event: EventKind }>(
+    "select distinct unnest(events) as event from webhook_endpoints where workspace_id = $1 and status = 'enabled' order by 1",
+    [workspaceId],
+  );
+  return rows.map((row) => row.event);
+}
+
 /** One delivery per endpoint for an event (idempotent: emitting the same event twice records it once). */
 export async function createDeliveries(
   db: Queryable,

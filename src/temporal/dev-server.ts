@@ -66,6 +66,10 @@ export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPat
     'frontend.namespaceRPS.visibility=2000',
     '--dynamic-config-value',
     'frontend.namespaceBurstRatio.visibility=2',
+    // Marks runs whose workflow tasks keep failing or timing out (TemporalReportedProblems, Temporal UI's
+    // "Task Failures" view): how a worker finds the runs that crash it (temporal/crash-loop.ts).
+    '--dynamic-config-value',
+    'system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=2',
   ];
   if (options.uiPort > 0) args.push('--ui-port', String(options.uiPort), '--ui-ip', options.ip);
   else args.push('--headless');
@@ -124,7 +128,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const log = fs.openSync(logFile, 'a');
   const address = `${options.ip}:${options.port}`;
   options.logger.info({ address, dataDir: options.dataDir }, 'Starting the Temporal dev server');
-  const child = spawn(options.cliPath, devServerArgs(options), { stdio: ['ignore', log, log] });
+  const [command, args] = tiedToThisProcess(options.cliPath, devServerArgs(options));
+  const child = spawn(command, args, { stdio: ['ignore', log, log] });
   fs.closeSync(log);
   if (child.pid !== undefined) fs.writeFileSync(pidFile(options.dataDir), String(child.pid));
 
@@ -172,6 +177,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       fs.rmSync(pidFile(options.dataDir), { force: true });
     },
   };
+}
+
+/** util-linux's setpriv, which can ask the kernel to signal a child when its parent dies (Linux). */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((candidate) => fs.existsSync(candidate));
+
+/**
+ * The command line that starts the server so that it stops when this process dies, however it dies
+ * (SIGKILL, an abort): otherwise an orphaned dev server keeps its port and database file, and competes
+ * with the next run. Where setpriv is missing, stopLeftoverServer still cleans up at the next start.
+ */
+function tiedToThisProcess(command: string, args: string[]): [string, string[]] {
+  return SETPRIV ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
 }
 
 async function frontendAnswers(address: string): Promise<boolean> {

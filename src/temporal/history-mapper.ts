@@ -1,12 +1,14 @@
 /**
  * Temporal history → the execution the API shows (CONTRACT §5). Pure: events in, view out.
  *
- * Each step is the activity whose activity id is the step id: its scheduled input is the step input,
- * its result the output, its last started attempt the attempt count. Steps the workflow passed over
- * (an `if` that was false, or after a rules `stop`) never appear in history; they are the definition
- * steps without an activity before the last step that ran, or every remaining one once the run has
- * succeeded. History keeps only the last attempt of an activity, so pending attempts and their last
- * failure come from describe's pending activities.
+ * Steps are recorded by the `run_steps` local activity (workers/activities/steps.ts): each of its markers
+ * carries one record per step it ran (input, output, timings, attempts, error). A retry run carries the
+ * records of the steps before the failed one in its input (ExecutionInput.resume). Beside them:
+ *  - a connector or ai step whose first attempt failed goes on as an activity whose id is the step id:
+ *    its attempts, result or failure complete the step's record (pending ones from describe);
+ *  - an approval step's decision comes from the `decide` Update's events;
+ *  - a rules step's input (the data it read) is derived from the context, as the worker saw it.
+ * While a batch runs, its first step shows as running (its record lands when the batch ends).
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
@@ -18,7 +20,9 @@ import {
   type ApprovalDecisionRequest,
   type ExecutionError,
   type ExecutionInput,
-  type RulesActivityResult,
+  type ExpressionContext,
+  type StepBatchResult,
+  type StepRecord,
 } from '../../workers/shared/execution-types';
 import {
   durationMs,
@@ -27,12 +31,17 @@ import {
   type ExecutionView,
   type StepView,
 } from '../executions/views';
+import { rulesStepInput } from './rules-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 type Failure = temporal.api.failure.v1.IFailure | null | undefined;
 type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
 const EventType = temporal.api.enums.v1.EventType;
+
+/** Marker name of local activities (Temporal's core SDK) and the activity type that runs steps. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
+const STEP_BATCH_ACTIVITY = 'run_steps';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -43,19 +52,13 @@ export interface HistorySource {
   now?: Date;
 }
 
-interface ActivityRecord {
-  scheduledAt: Date;
-  input: unknown;
+/** The activity that takes over a connector or ai step after its first attempt. */
+interface RetryActivity {
   attempts: number;
   state: 'running' | 'success' | 'failed' | 'canceled';
   finishedAt: Date | null;
   output: unknown;
   error: { code: string; message: string } | null;
-}
-
-/** A decision on an approval step, from the `decide` Update's events. */
-interface Decision {
-  decision: ApprovalDecision;
 }
 
 interface Close {
@@ -93,41 +96,49 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
   const input = firstPayload(started.input) as ExecutionInput;
   const startedAt = eventDate(first);
 
-  const activities = new Map<string, ActivityRecord>();
-  const byScheduledId = new Map<string, ActivityRecord>();
+  const records = new Map<string, StepRecord>();
+  for (const record of input.resume?.records ?? []) records.set(record.id, record);
+  const retries = new Map<string, RetryActivity>();
+  const byScheduledId = new Map<string, RetryActivity>();
   const decisionSteps = new Map<string, string>();
-  const decisions = new Map<string, Decision>();
+  const decisions = new Map<string, ApprovalDecision>();
+  let lastTaskStarted = startedAt;
   let close: Close | undefined;
 
   for (const event of source.events) {
     const id = String(event.eventId);
     switch (event.eventType) {
+      case EventType.EVENT_TYPE_MARKER_RECORDED: {
+        for (const record of batchRecords(event)) records.set(record.id, record);
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+        lastTaskStarted = eventDate(event);
+        break;
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const attrs = event.activityTaskScheduledEventAttributes!;
-        const record: ActivityRecord = {
-          scheduledAt: eventDate(event),
-          input: firstPayload(attrs.input),
+        const retry: RetryActivity = {
           attempts: 0,
           state: 'running',
           finishedAt: null,
           output: null,
           error: null,
         };
-        activities.set(attrs.activityId ?? '', record);
-        byScheduledId.set(id, record);
+        retries.set(attrs.activityId ?? '', retry);
+        byScheduledId.set(id, retry);
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
         const attrs = event.activityTaskStartedEventAttributes!;
-        const record = byScheduledId.get(String(attrs.scheduledEventId));
-        if (record) record.attempts = attrs.attempt ?? 1;
+        const retry = byScheduledId.get(String(attrs.scheduledEventId));
+        if (retry) retry.attempts = attrs.attempt ?? 1;
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
         const attrs = event.activityTaskCompletedEventAttributes!;
-        const record = byScheduledId.get(String(attrs.scheduledEventId));
-        if (record)
-          Object.assign(record, {
+        const retry = byScheduledId.get(String(attrs.scheduledEventId));
+        if (retry)
+          Object.assign(retry, {
             state: 'success',
             finishedAt: eventDate(event),
             output: firstPayload(attrs.result) ?? null,
@@ -136,9 +147,9 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: {
         const attrs = event.activityTaskFailedEventAttributes!;
-        const record = byScheduledId.get(String(attrs.scheduledEventId));
-        if (record)
-          Object.assign(record, {
+        const retry = byScheduledId.get(String(attrs.scheduledEventId));
+        if (retry)
+          Object.assign(retry, {
             state: 'failed',
             finishedAt: eventDate(event),
             error: describeFailure(attrs.failure),
@@ -147,9 +158,9 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {
         const attrs = event.activityTaskTimedOutEventAttributes!;
-        const record = byScheduledId.get(String(attrs.scheduledEventId));
-        if (record) {
-          Object.assign(record, {
+        const retry = byScheduledId.get(String(attrs.scheduledEventId));
+        if (retry) {
+          Object.assign(retry, {
             state: 'failed',
             finishedAt: eventDate(event),
             error: { code: 'step_timed_out', message: 'The step timed out.' },
@@ -159,8 +170,8 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
         const attrs = event.activityTaskCanceledEventAttributes!;
-        const record = byScheduledId.get(String(attrs.scheduledEventId));
-        if (record) Object.assign(record, { state: 'canceled', finishedAt: eventDate(event) });
+        const retry = byScheduledId.get(String(attrs.scheduledEventId));
+        if (retry) Object.assign(retry, { state: 'canceled', finishedAt: eventDate(event) });
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {
@@ -175,7 +186,7 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
         const attrs = event.workflowExecutionUpdateCompletedEventAttributes;
         const step = decisionSteps.get(attrs?.meta?.updateId ?? '');
         const decision = firstPayload(attrs?.outcome?.success) as ApprovalDecision | undefined;
-        if (step && decision) decisions.set(step, { decision });
+        if (step && decision) decisions.set(step, decision);
         break;
       }
       default:
@@ -184,14 +195,16 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
   }
 
   for (const pending of source.pendingActivities ?? []) {
-    const record = activities.get(pending.activityId ?? '');
-    if (!record || record.state !== 'running') continue;
-    record.attempts = pending.attempt ?? record.attempts;
-    if (pending.lastFailure) record.error = describeFailure(pending.lastFailure);
+    const retry = retries.get(pending.activityId ?? '');
+    if (!retry || retry.state !== 'running') continue;
+    retry.attempts = pending.attempt ?? retry.attempts;
+    if (pending.lastFailure) retry.error = describeFailure(pending.lastFailure);
+    const next = optionalTsToDate(pending.nextAttemptScheduleTime);
+    if (next) Object.assign(retry, { nextAttemptAt: next });
   }
 
-  const steps = mapSteps(input, activities, decisions, close, source.pendingActivities ?? [], now);
   const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
+  const steps = mapSteps(input, records, { retries, decisions, close, lastTaskStarted, now });
   return {
     execution_id: executionId,
     workflow: input.workflow.id,
@@ -204,6 +217,23 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     error: close?.error ?? null,
     steps: [triggerStep(input, startedAt), ...steps],
   };
+}
+
+/** The step records a `run_steps` marker carries (none for other markers). */
+function batchRecords(event: HistoryEvent): StepRecord[] {
+  const attrs = event.markerRecordedEventAttributes;
+  if (attrs?.markerName !== LOCAL_ACTIVITY_MARKER || attrs.failure) return [];
+  const data = attrs.details?.['data']?.payloads?.[0]?.data;
+  if (!data) return [];
+  let marker: { activity_type?: string };
+  try {
+    marker = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string };
+  } catch {
+    return [];
+  }
+  if (marker.activity_type !== STEP_BATCH_ACTIVITY) return [];
+  const result = firstPayload(attrs.details?.['result']) as StepBatchResult | undefined;
+  return result?.records ?? [];
 }
 
 function closeOf(event: HistoryEvent): Close | undefined {
@@ -247,6 +277,8 @@ function closeOf(event: HistoryEvent): Close | undefined {
 }
 
 function triggerStep(input: ExecutionInput, at: Date): StepView {
+  const validated =
+    input.resume && 'original_input' in input.resume ? input.resume.original_input : input.input;
   return {
     id: 'trigger',
     name: 'Trigger',
@@ -256,43 +288,63 @@ function triggerStep(input: ExecutionInput, at: Date): StepView {
     finished_at: at.toISOString(),
     duration_ms: 0,
     attempts: 1,
-    input: input.trigger.body !== undefined ? input.trigger.body : input.input,
-    output: input.input,
+    input: input.trigger.body !== undefined ? input.trigger.body : validated,
+    output: validated,
     error: null,
   };
 }
 
-function mapSteps(
-  input: ExecutionInput,
-  activities: Map<string, ActivityRecord>,
-  decisions: Map<string, Decision>,
-  close: Close | undefined,
-  pending: PendingActivity[],
-  now: Date,
-): StepView[] {
-  const definitionSteps = input.workflow.definition.steps;
-  const failedStep = close?.error?.step ?? null;
-  let reached = -1;
-  definitionSteps.forEach((step, index) => {
-    if (activities.has(step.id) || step.id === failedStep) reached = index;
-  });
+interface StepSources {
+  retries: Map<string, RetryActivity & { nextAttemptAt?: Date }>;
+  decisions: Map<string, ApprovalDecision>;
+  close: Close | undefined;
+  /** When the current workflow task started: a running batch's first step started about then. */
+  lastTaskStarted: Date;
+  now: Date;
+}
+
+function mapSteps(input: ExecutionInput, records: Map<string, StepRecord>, sources: StepSources): StepView[] {
+  const { close } = sources;
+  // The context as the worker saw it, step by step (a rules step's input is derived from it).
+  const context: ExpressionContext = {
+    input: input.input,
+    steps: {},
+    execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
+  };
   const views: StepView[] = [];
-  definitionSteps.forEach((step, index) => {
-    const record = activities.get(step.id);
-    if (record && step.kind === 'approval') {
-      views.push(approvalStep(step, record, decisions.get(step.id), close, now));
-    } else if (record) {
-      views.push(stepFromRecord(step, record, close, pending, now));
-    } else if (step.id === failedStep && close?.error) {
-      // Failed before any activity was scheduled (an `if` or template that could not be evaluated).
-      views.push({
-        ...emptyStep(step, 'failed'),
-        error: { code: close.error.code, message: close.error.message },
-      });
-    } else if (index < reached || close?.status === 'success') {
-      views.push(emptyStep(step, 'skipped'));
+  // Whether some step is still open (waiting, retrying): then the run is not inside a batch.
+  let open = false;
+  let reachedAll = true;
+  for (const step of input.workflow.definition.steps) {
+    const record = records.get(step.id);
+    if (!record) {
+      reachedAll = false;
+      break;
     }
-  });
+    const view = stepView(step, record, context, sources);
+    if (view.status === 'running' || view.status === 'waiting') open = true;
+    views.push(view);
+    if (view.status === 'success' || view.status === 'skipped')
+      context.steps[step.id] = { status: view.status, output: view.output };
+  }
+  if (reachedAll) return views;
+  const next = input.workflow.definition.steps[views.length]!;
+  if (close?.status === 'success') {
+    // After a rules `stop`: every step left was skipped.
+    for (const step of input.workflow.definition.steps.slice(views.length))
+      views.push(emptyStep(step, 'skipped'));
+  } else if (!open && !views.some((view) => view.status === 'failed')) {
+    // The run is inside the batch that starts here (or was, when it closed).
+    const view = emptyStep(next, close ? (close.error?.step === next.id ? 'failed' : 'canceled') : 'running');
+    view.started_at = sources.lastTaskStarted.toISOString();
+    if (close) {
+      view.finished_at = close.at.toISOString();
+      if (view.status === 'failed' && close.error)
+        view.error = { code: close.error.code, message: close.error.message };
+    }
+    view.duration_ms = durationMs(sources.lastTaskStarted, close?.at, sources.now);
+    views.push(view);
+  }
   return views;
 }
 
@@ -312,89 +364,102 @@ function emptyStep(step: Step, status: StepView['status']): StepView {
   };
 }
 
-/**
- * An approval step: its activity records the request (start time, input); the decision (output, end
- * time) comes from the `decide` Update; without one it waits, or it timed out or was cut short.
- */
-function approvalStep(
+function stepView(
   step: Step,
-  record: ActivityRecord,
-  decision: Decision | undefined,
-  close: Close | undefined,
-  now: Date,
+  record: StepRecord,
+  context: ExpressionContext,
+  sources: StepSources,
 ): StepView {
-  const failedHere =
-    close?.error?.step === step.id ? { code: close.error.code, message: close.error.message } : null;
-  let status: StepView['status'];
-  let finishedAt: Date | null = null;
-  if (decision) {
-    status = decision.decision.decision === 'approved' ? 'success' : 'failed';
-    finishedAt = new Date(decision.decision.decided_at);
-  } else if (failedHere) {
-    status = 'failed';
-    finishedAt = close!.at;
-  } else if (close) {
-    status = 'canceled';
-    finishedAt = close.at;
-  } else {
-    status = record.state === 'failed' ? 'running' : 'waiting';
-  }
-  return {
-    id: step.id,
-    name: step.name ?? step.id,
-    kind: step.kind,
-    status,
-    started_at: record.scheduledAt.toISOString(),
-    finished_at: finishedAt?.toISOString() ?? null,
-    duration_ms: durationMs(record.scheduledAt, finishedAt, now),
-    attempts: record.attempts || 1,
-    input: record.input ?? null,
-    output: decision?.decision ?? null,
-    error:
-      status === 'failed'
-        ? (failedHere ?? { code: 'approval_rejected', message: 'The approval was rejected.' })
-        : record.error,
-  };
-}
-
-/** What a step produced, from its activity's result (a rules activity also reports which rule matched). */
-function stepOutput(step: Step, result: unknown): unknown {
-  if (step.kind === 'rules') return (result as RulesActivityResult | null)?.output ?? null;
-  return result ?? null;
-}
-
-function stepFromRecord(
-  step: Step,
-  record: ActivityRecord,
-  close: Close | undefined,
-  pending: PendingActivity[],
-  now: Date,
-): StepView {
-  let status: StepView['status'] = record.state;
-  let error = record.error;
-  // A rules step whose matching rule said `fail` completed as an activity but failed the execution.
-  if (record.state === 'success' && close?.status === 'failed' && close.error?.step === step.id) {
-    status = 'failed';
-    error = { code: close.error.code, message: close.error.message };
-  }
-  // An activity still open when the run closed (terminated, canceled, timed out) ran no further.
-  if (record.state === 'running' && close) status = 'canceled';
-  const finishedAt = record.finishedAt ?? close?.at ?? null;
+  const { close, now } = sources;
   const view: StepView = {
     id: step.id,
     name: step.name ?? step.id,
     kind: step.kind,
-    status,
-    started_at: record.scheduledAt.toISOString(),
-    finished_at: finishedAt?.toISOString() ?? null,
-    duration_ms: durationMs(record.scheduledAt, finishedAt, now),
-    attempts: record.attempts || (record.state === 'running' ? 0 : 1),
-    input: record.input ?? null,
-    output: record.state === 'success' ? stepOutput(step, record.output) : null,
-    error,
+    status: record.status,
+    started_at: record.started_at,
+    finished_at: record.finished_at,
+    duration_ms: null,
+    attempts: record.attempts,
+    input:
+      record.input !== undefined
+        ? record.input
+        : step.kind === 'rules' && record.status !== 'skipped'
+          ? rulesStepInput(step, context)
+          : null,
+    output: record.output ?? null,
+    error: record.error,
   };
-  const next = pending.find((p) => p.activityId === step.id)?.nextAttemptScheduleTime;
-  const nextAt = optionalTsToDate(next);
-  if (status === 'running' && nextAt) view.next_attempt_at = nextAt.toISOString();
+  if (record.status === 'skipped') view.input = null;
+  if (record.status === 'waiting') approvalOutcome(step, view, sources.decisions.get(step.id), close);
+  else if (record.status === 'running') retryOutcome(view, record, sources.retries.get(step.id), close);
+  else if (record.status === 'failed' && close?.error?.step === step.id)
+    view.error = { code: close.error.code, message: close.error.message };
+  if (view.started_at)
+    view.duration_ms = durationMs(
+      new Date(view.started_at),
+      view.finished_at ? new Date(view.finished_at) : null,
+      now,
+    );
   return view;
+}
+
+/**
+ * An approval: waiting since its record; the decision (output, end time) comes from the `decide`
+ * Update; without one it waits, or it timed out, or the run was cut short.
+ */
+function approvalOutcome(
+  step: Step,
+  view: StepView,
+  decision: ApprovalDecision | undefined,
+  close: Close | undefined,
+): void {
+  const failedHere =
+    close?.error?.step === step.id ? { code: close.error.code, message: close.error.message } : null;
+  if (decision) {
+    view.status = decision.decision === 'approved' ? 'success' : 'failed';
+    view.finished_at = decision.decided_at;
+    view.output = decision;
+    if (view.status === 'failed')
+      view.error = failedHere ?? { code: 'approval_rejected', message: 'The approval was rejected.' };
+  } else if (failedHere) {
+    view.status = 'failed';
+    view.finished_at = close!.at.toISOString();
+    view.error = failedHere;
+  } else if (close) {
+    view.status = 'canceled';
+    view.finished_at = close.at.toISOString();
+  }
+}
+
+/** A connector or ai step whose first attempt failed: the activity with its attempts left, if any yet. */
+function retryOutcome(
+  view: StepView,
+  record: StepRecord,
+  retry: (RetryActivity & { nextAttemptAt?: Date }) | undefined,
+  close: Close | undefined,
+): void {
+  if (record.next_attempt_at) view.next_attempt_at = record.next_attempt_at;
+  if (retry) {
+    view.attempts = record.attempts + retry.attempts;
+    if (retry.error) view.error = retry.error;
+    if (retry.nextAttemptAt) view.next_attempt_at = retry.nextAttemptAt.toISOString();
+    else if (retry.attempts > 0) delete view.next_attempt_at;
+    if (retry.state !== 'running') {
+      view.status = retry.state;
+      view.finished_at = retry.finishedAt?.toISOString() ?? null;
+      delete view.next_attempt_at;
+      if (retry.state === 'success') {
+        view.output = retry.output;
+        view.error = null;
+      }
+    }
+  }
+  if (view.status === 'running' && close) {
+    // The run closed while the step was still being retried (canceled, terminated, timed out).
+    view.status = close.error?.step === view.id ? 'failed' : 'canceled';
+    view.finished_at = close.at.toISOString();
+    delete view.next_attempt_at;
+    if (view.status === 'failed' && close.error)
+      view.error = { code: close.error.code, message: close.error.message };
+  }
 }

@@ -76,8 +76,41 @@ describe('operators in Temporal @integration', function () {
     expect(await (await handle().describe()).staticSummary()).to.equal(`Operator test (${workflowId} v1)`);
   });
 
-  it('runs one activity per step, with the step id as activity id and the step name as summary', async () => {
+  it('runs each step in a local activity whose summary names it: rules steps with the step that follows', async () => {
     const history = await handle().fetchHistory();
+    const localActivities = (history.events ?? [])
+      .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')
+      .map((e) => {
+        const data = e.markerRecordedEventAttributes!.details!['data']!.payloads![0]!.data!;
+        const marker = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
+        return {
+          type: marker.activity_type,
+          summary: defaultPayloadConverter.fromPayload(e.userMetadata!.summary!),
+        };
+      });
+    expect(localActivities).to.deep.equal([{ type: 'run_steps', summary: 'Route the customer → crm' }]);
+    // The step records in the marker's result are what the API reads.
+    const scheduled = (history.events ?? []).filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    );
+    expect(scheduled, 'no activity round trip for steps that succeed at once').to.have.length(0);
+  });
+
+  it('retries a failing connector step as an activity whose id is the step id and whose summary is its name', async () => {
+    receiver.replyOnceTo('/flaky', { status: 503, body: 'busy' });
+    const flaky = await createWorkflow(
+      service.api(),
+      definition([
+        httpStep(
+          'flaky',
+          { url: `${receiver.url}/flaky` },
+          { name: 'Call the flaky API', retry: { max_attempts: 2, initial_interval: '100ms' } },
+        ),
+      ]),
+    );
+    const id = await trigger(service.api(), flaky);
+    expect((await waitForExecution(service.api(), id)).status).to.equal('success');
+    const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
     const scheduled = (history.events ?? [])
       .filter((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
       .map((e) => ({
@@ -85,10 +118,7 @@ describe('operators in Temporal @integration', function () {
         type: e.activityTaskScheduledEventAttributes!.activityType!.name,
         summary: defaultPayloadConverter.fromPayload(e.userMetadata!.summary!),
       }));
-    expect(scheduled).to.deep.equal([
-      { id: 'route', type: 'rules', summary: 'Route the customer' },
-      { id: 'crm', type: 'connector_http', summary: 'crm' },
-    ]);
+    expect(scheduled).to.deep.equal([{ id: 'flaky', type: 'connector_http', summary: 'Call the flaky API' }]);
   });
 
   it('finds the run with `temporal workflow list --query` on the search attributes', async () => {

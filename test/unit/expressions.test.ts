@@ -8,7 +8,8 @@ import {
   findReferences,
   isTruthy,
   jsonByteLength,
-  MAX_STEP_DATA_BYTES,
+  MAX_STEP_INPUT_BYTES,
+  MAX_STEP_OUTPUT_BYTES,
   nestedDeeperThan,
   stepDataProblem,
   resolveTemplates,
@@ -271,18 +272,18 @@ describe('step data size', () => {
     expect(jsonByteLength(undefined)).to.equal(0);
   });
 
-  it('keeps a step payload below Temporal’s 2 MiB limit', () => {
-    expect(MAX_STEP_DATA_BYTES).to.be.below(2 * 1024 * 1024);
-    expect(stepDataProblem({ a: 'x'.repeat(MAX_STEP_DATA_BYTES) })).to.match(
+  it('keeps a step record (input and output) below Temporal’s 2 MiB payload limit', () => {
+    expect(MAX_STEP_INPUT_BYTES + MAX_STEP_OUTPUT_BYTES).to.be.below(1.9 * 1024 * 1024);
+    expect(stepDataProblem({ a: 'x'.repeat(MAX_STEP_OUTPUT_BYTES) }, MAX_STEP_OUTPUT_BYTES)).to.match(
       /bytes as JSON, more than the limit/,
     );
-    expect(stepDataProblem({ a: 'x' })).to.equal(undefined);
+    expect(stepDataProblem({ a: 'x' }, MAX_STEP_INPUT_BYTES)).to.equal(undefined);
   });
 
   it('refuses step data nested deeper than the limit, without recursing', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 100_000; i++) deep = [deep];
-    expect(stepDataProblem(deep)).to.equal('is nested deeper than 256 levels');
+    expect(stepDataProblem(deep, MAX_STEP_OUTPUT_BYTES)).to.equal('is nested deeper than 256 levels');
     expect(nestedDeeperThan([[1]], 2)).to.equal(false);
     expect(nestedDeeperThan([[[1]]], 2)).to.equal(true);
   });

@@ -37,7 +37,12 @@ interface ChatCompletion {
 }
 
 export function createAiActivity(options: AiActivityOptions) {
-  return async function ai(spec: AiRequestSpec, meta: StepMeta): Promise<AiOutput> {
+  /** Called like connector_http: the step local activity also passes the signal that ends the attempt. */
+  return async function ai(
+    spec: AiRequestSpec,
+    meta: StepMeta,
+    signal: AbortSignal = Context.current().cancellationSignal,
+  ): Promise<AiOutput> {
     const { baseUrl, apiKey } = options.provider;
     const model = spec.model ?? options.provider.model;
     if (!baseUrl) {
@@ -73,7 +78,7 @@ export function createAiActivity(options: AiActivityOptions) {
     }
     try {
       const completion = await whileHeartbeating(() =>
-        callProvider(baseUrl, apiKey, body, options.maxResponseBytes),
+        callProvider(baseUrl, apiKey, body, options.maxResponseBytes, signal),
       );
       return secrets.mask(toOutput(completion, model, spec.output_schema));
     } catch (error) {
@@ -95,13 +100,14 @@ async function callProvider(
   apiKey: string | undefined,
   body: unknown,
   maxBytes: number,
+  signal: AbortSignal,
 ): Promise<ChatCompletion> {
   const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
   const response = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
     body: JSON.stringify(body),
-    signal: Context.current().cancellationSignal,
+    signal,
   });
   const text = await readText(response.body, maxBytes);
   let parsed: ChatCompletion = {};

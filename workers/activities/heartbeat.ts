@@ -1,6 +1,7 @@
 /**
  * Heartbeats while an activity waits on the network: they keep Temporal informed that the attempt is
- * alive, and they are how a cancellation reaches the activity (Context.cancellationSignal fires).
+ * alive, and they are how a cancellation reaches the activity (Context.cancellationSignal fires). A
+ * local activity does not heartbeat (the worker itself runs and cancels it).
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 
@@ -8,6 +9,7 @@ const HEARTBEAT_EVERY_MS = 1000;
 
 export async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
   const context = Context.current();
+  if (context.info.isLocal) return work();
   context.heartbeat();
   const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   try {

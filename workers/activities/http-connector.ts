@@ -41,11 +41,19 @@ export function createHttpConnector(options: HttpConnectorOptions) {
     bodyTimeout: 0,
   });
 
-  return async function connector_http(spec: HttpRequestSpec, meta: StepMeta): Promise<HttpResponseOutput> {
+  /**
+   * As an activity (a retry) Temporal passes the request and its meta; the step local activity also
+   * passes the signal that ends the attempt (its time limit, or the run's cancellation).
+   */
+  return async function connector_http(
+    spec: HttpRequestSpec,
+    meta: StepMeta,
+    signal: AbortSignal = Context.current().cancellationSignal,
+  ): Promise<HttpResponseOutput> {
     const secrets = await options.resolveSecrets(meta.workspaceId, spec, meta.secretPointers);
     const resolved = secrets.value as HttpRequestSpec;
     try {
-      const response = await whileHeartbeating(() => send(dispatcher, options, resolved));
+      const response = await whileHeartbeating(() => send(dispatcher, options, resolved, signal));
       return secrets.mask<HttpResponseOutput>(response);
     } catch (error) {
       rethrowIfCanceled();
@@ -58,13 +66,13 @@ async function send(
   dispatcher: Dispatcher,
   options: HttpConnectorOptions,
   spec: HttpRequestSpec,
+  signal: AbortSignal,
 ): Promise<HttpResponseOutput> {
   let method = spec.method.toUpperCase();
   let url = withQuery(spec.url, spec.query);
   let body = encodeBody(spec.body, spec.headers);
   // Once a redirect leaves the first origin, credentials stay behind (as browsers and curl do).
   let crossedOrigin = false;
-  const signal = Context.current().cancellationSignal;
   for (let hop = 0; ; hop++) {
     checkUrlForm(url, options.policy);
     const response = await request(url, {

@@ -6,13 +6,13 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
+import { subscribedEventKinds } from '../../src/store/webhooks';
 import { createAiActivity, type AiProviderConfig } from './ai';
-import { approval } from './approval';
 import { createEventActivities } from './events';
 import { createHttpConnector } from './http-connector';
 import { limitOutput } from './output-limit';
-import { rules } from './rules';
 import { createSecretResolver } from './secrets';
+import { createStepRunner } from './steps';
 
 export interface ActivityDeps {
   db: Database;
@@ -34,18 +34,23 @@ export function createActivities(deps: ActivityDeps) {
     readSecretValues(deps.db, deps.cipher, workspaceId, names),
   );
   const maxResponseBytes = deps.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const connector = createHttpConnector({
+    policy: { allowPrivate: deps.allowPrivateDestinations },
+    maxResponseBytes,
+    resolveSecrets,
+  });
+  const ai = createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes });
   return {
-    // Step activities: their outputs must fit in a Temporal payload (see output-limit.ts).
-    rules: limitOutput(rules),
-    connector_http: limitOutput(
-      createHttpConnector({
-        policy: { allowPrivate: deps.allowPrivateDestinations },
-        maxResponseBytes,
-        resolveSecrets,
-      }),
-    ),
-    ai: limitOutput(createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes })),
-    approval,
+    // Every step runs here first, as a local activity (see steps.ts).
+    run_steps: createStepRunner({
+      connector,
+      ai,
+      subscribedEventKinds: (workspaceId) => subscribedEventKinds(deps.db, workspaceId),
+    }),
+    // The attempts a connector or ai step has left after its first one failed: activities of their own,
+    // whose outputs must fit in a Temporal payload (see output-limit.ts).
+    connector_http: limitOutput(connector),
+    ai: limitOutput(ai),
     ...createEventActivities({
       db: deps.db,
       cipher: deps.cipher,

@@ -2,7 +2,8 @@
  * What the API hands to the execution workflow, and what steps exchange with their activities.
  * Types only: both the API and the deterministic workflow code import this module.
  */
-import type { Definition, TriggerType } from '../../src/definitions/schema';
+import type { Definition, Step, TriggerType } from '../../src/definitions/schema';
+import type { EventKind } from './event-types';
 
 /** Workflow type name of executions in Temporal. */
 export const EXECUTION_WORKFLOW_TYPE = 'execution';
@@ -16,9 +17,83 @@ export interface ExecutionInput {
     /** The request body as received, only when it differs from `input` (schema defaults filled in). */
     body?: unknown;
   };
-  /** The validated input. */
+  /** The validated input (for a retry with a corrected input: the corrected one). */
   input: unknown;
+  /**
+   * Whether the workspace subscribed to `execution.started` when the run was triggered; unknown (a
+   * scheduled run) when absent, and then the run's emitter looks it up.
+   */
+  emit_started?: boolean;
+  /** Set on a retry: the run goes on from the failed step of an earlier run. */
+  resume?: ResumePoint;
 }
+
+/**
+ * Where a retry run starts (CONTRACT §5 retry): the failed run's steps before the failed one, as they
+ * were recorded (not run again), and the step to start from.
+ */
+export interface ResumePoint {
+  from_step: string;
+  /** The records of the steps before `from_step` (success or skipped), carried over as they were. */
+  records: StepRecord[];
+  /** The run this one retries. */
+  retry_of: string;
+  /** The input the trigger gave, when the retry corrected it (the trigger step still shows this one). */
+  original_input?: unknown;
+}
+
+/** What the execution shows for one step; `input` and `output` as CONTRACT §5 describes them. */
+export interface StepRecord {
+  id: string;
+  status: 'success' | 'skipped' | 'failed' | 'waiting' | 'running';
+  started_at: string | null;
+  finished_at: string | null;
+  attempts: number;
+  /** The resolved configuration; for a rules step, left out (the reader derives it from the context). */
+  input?: unknown;
+  output: unknown;
+  error: { code: string; message: string } | null;
+  /** A rules step whose matching rule said `stop`. */
+  stop?: boolean;
+  /** A connector or ai step whose first attempt failed: when the next one is due. */
+  next_attempt_at?: string;
+}
+
+/** Input of the `run_steps` local activity: a batch of consecutive steps and the data they read. */
+export interface StepBatch {
+  workspace_id: string;
+  execution: ExpressionContext['execution'];
+  steps: Step[];
+  /** The part of the context the batch's expressions can read (input, execution, earlier outputs). */
+  context: ExpressionContext;
+  /** Asks for the workspace's subscribed event kinds (when the run may close or wait after this batch). */
+  report_subscriptions: boolean;
+}
+
+/**
+ * What `run_steps` did: one record per step it reached, in order, and what the workflow does next.
+ * Steps of a batch after a failure, a stop, an approval or a retry are not reached.
+ */
+export interface StepBatchResult {
+  records: StepRecord[];
+  next: BatchNext;
+  /** The workspace's subscribed event kinds, when asked. */
+  subscribed?: EventKind[];
+  /** Size of `records` as JSON (UTF-8 bytes). */
+  bytes: number;
+}
+
+export type BatchNext =
+  /** Every step reached went through; `records.length` steps of the batch are done. */
+  | { kind: 'continue' }
+  /** A rules `stop`: the execution succeeds, later steps are skipped. */
+  | { kind: 'stop' }
+  /** The last record failed and fails the execution. */
+  | { kind: 'fail'; error: ExecutionError }
+  /** The last record (a connector or ai step) failed its first attempt and retries as an activity. */
+  | { kind: 'retry'; request: HttpRequestSpec | AiRequestSpec; meta: StepMeta; delay_ms: number }
+  /** The last record is an approval step, now waiting for a decision. */
+  | { kind: 'approval'; timeout: string | null };
 
 export interface ExecutionResult {
   status: 'success';
@@ -44,21 +119,6 @@ export interface RuleSpec {
   when: string;
   output?: unknown;
   action?: 'continue' | 'fail' | 'stop';
-  message?: string;
-}
-
-/** Input of the rules activity: the rules as written and the part of the context they read. */
-export interface RulesActivityInput {
-  rules: RuleSpec[];
-  default?: unknown;
-  data: Partial<ExpressionContext>;
-}
-
-export interface RulesActivityResult {
-  /** Index of the first matching rule, or null when `default` applied. */
-  matched: number | null;
-  action: 'continue' | 'fail' | 'stop';
-  output: unknown;
   message?: string;
 }
 
@@ -105,7 +165,7 @@ export interface AiOutput {
   usage: Record<string, number> | null;
 }
 
-/** What the `approval` activity records when an approval is requested. */
+/** What an approval step records as its input when it starts waiting. */
 export interface ApprovalRequestSpec {
   message: unknown;
   /** The step's `timeout` (how long the decision may take), or null for no limit. */
@@ -130,16 +190,6 @@ export interface ApprovalDecision {
 }
 
 export const DECIDE_UPDATE = 'decide';
-export const RETRY_SIGNAL = 'retry';
-
-/**
- * Sent to the run a retry created (a reset run), which waits for it at the failed step: the run id
- * says which reset it belongs to, `input` corrects the input of the failed step and later ones.
- */
-export interface RetrySignal {
-  for_run: string;
-  input?: unknown;
-}
 
 /** ApplicationFailure types (the `code` of step and execution errors) that the API shows as they are. */
 export const STEP_ERROR_CODES = {

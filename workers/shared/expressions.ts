@@ -1,12 +1,12 @@
 /**
  * JSONata expressions and `{{ expr }}` templates (CONTRACT §4).
  *
- * Pure and deterministic: this module runs inside Temporal's workflow sandbox (evaluating `if` and
- * templates), in activities (rules, secrets) and in the API (save-time checks). Wall-clock limits do not
- * work in the sandbox (time stands still during a workflow task), so evaluation is bounded by counts
- * instead: evaluation steps, stack depth, the size of every value built, and a size-weighted work
- * budget. The same expression fails the same way on every replay, and none can loop, recurse or
- * allocate without bound inside the worker.
+ * Evaluated by the worker's step local activity (never inside workflow code: see
+ * workers/workflows/execution.ts) and parsed by the API (save-time checks, the rules step's input in
+ * reads). Evaluation is bounded by counts — evaluation steps, stack depth, the size of every value built,
+ * and a size-weighted work budget — so no expression can loop, recurse or allocate without bound; a
+ * wall-clock limit backs them up. No Node built-ins here: pausing (to let the event loop serve other
+ * work during a long evaluation) is the caller's function, passed in with the budget.
  */
 import jsonata from 'jsonata';
 
@@ -41,26 +41,30 @@ export const DEFAULT_LIMITS: EvaluationLimits = {
   maxWork: MAX_EVALUATION_WORK,
 };
 
-/**
- * Limits of the expressions that workflow code evaluates itself (`if`, and the templates of connector,
- * ai and approval steps), shared by every evaluation of one workflow task (see EvaluationBudget). In
- * Temporal's workflow sandbox every promise records a stack trace, so one JSONata step costs 100 µs or
- * more there (against a few µs in an activity); a workflow task that runs past the SDK's 5 s limit fails
- * and is retried forever. 10 000 steps take about a second at worst.
- */
-export const WORKFLOW_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 10_000 };
+/** How a long evaluation gives way: `pause()` is awaited every `every` evaluation steps. */
+export interface Pauser {
+  every: number;
+  pause: () => Promise<void>;
+}
 
 /**
- * The steps and work evaluations have used: one per evaluation by default. Workflow code shares one
- * across the evaluations of a workflow task and resets it when the task ends (when the workflow waits).
+ * The steps and work evaluations have used: one per evaluation by default. A step shares one across
+ * all its evaluations (`if`, rules, templates), so its limits hold for the step as a whole.
  */
 export class EvaluationBudget {
   steps = 0;
   work = 0;
 
+  constructor(private readonly pauser?: Pauser) {}
+
   reset(): void {
     this.steps = 0;
     this.work = 0;
+  }
+
+  /** A pause when one is due at this step count, so that one evaluation cannot hold the event loop. */
+  pauseAt(steps: number): Promise<void> | undefined {
+    return this.pauser && steps % this.pauser.every === 0 ? this.pauser.pause() : undefined;
   }
 }
 
@@ -259,10 +263,12 @@ class Guard {
     throw this.failure;
   }
 
-  step(): void {
+  /** JSONata awaits what this returns: now and then a pause (EvaluationBudget.pauseAt). */
+  step(): Promise<void> | undefined {
     this.budget.steps += 1;
     if (this.budget.steps > this.limits.maxSteps)
       this.fail(LIMIT_CODES.budget, `evaluation exceeded ${this.limits.maxSteps} steps`);
+    return this.budget.pauseAt(this.budget.steps);
   }
 
   charge(units: number): void {
@@ -364,17 +370,19 @@ class Guard {
  * any hook sees their result: the wrappers check and charge the size first, then call JSONata's own.
  */
 function guardedBuiltins(
-  guard: Guard,
+  holder: GuardHolder,
   builtins: Record<string, JsonataFunction>,
 ): Record<string, { signature: string; implementation: (this: unknown, ...args: never[]) => unknown }> {
   const original = (name: string) => builtins[name]!.implementation;
+  // The guard of the evaluation under way (one instance serves one evaluation at a time).
+  const current = (): Guard => holder.guard!;
   return {
     pad: {
       signature: '<s-ns?:s>',
       implementation: function (this: unknown, str: unknown, width: unknown, char?: unknown) {
         if (typeof width === 'number' && Number.isFinite(width)) {
-          guard.checkString(Math.abs(Math.trunc(width)));
-          guard.charge(Math.abs(Math.trunc(width)));
+          current().checkString(Math.abs(Math.trunc(width)));
+          current().charge(Math.abs(Math.trunc(width)));
         }
         return original('pad').call(this, str, width, char);
       },
@@ -386,8 +394,8 @@ function guardedBuiltins(
           const sep = typeof separator === 'string' ? separator.length : 0;
           let length = 0;
           for (const item of strs as unknown[]) length += (typeof item === 'string' ? item.length : 0) + sep;
-          guard.checkString(length);
-          guard.charge(length);
+          current().checkString(length);
+          current().charge(length);
         }
         return original('join').call(this, strs, separator);
       },
@@ -395,7 +403,7 @@ function guardedBuiltins(
     string: {
       signature: '<x-b?:s>',
       implementation: function (this: unknown, arg: unknown, prettify?: unknown) {
-        if (typeof arg === 'object' && arg !== null) guard.measure(arg, prettify === true ? 2 : 0);
+        if (typeof arg === 'object' && arg !== null) current().measure(arg, prettify === true ? 2 : 0);
         return original('string').call(this, arg, prettify);
       },
     },
@@ -403,7 +411,7 @@ function guardedBuiltins(
       signature: '<(oa)-:o>',
       implementation: function (this: unknown, arg: unknown) {
         // A clone is a JSON round trip: twice the size, and the copy is new.
-        if (typeof arg === 'object' && arg !== null) guard.charge(guard.measure(arg));
+        if (typeof arg === 'object' && arg !== null) current().charge(current().measure(arg));
         return original('clone').call(this, arg);
       },
     },
@@ -413,14 +421,14 @@ function guardedBuiltins(
       // values instead, objects by their JSON with sorted keys (JSONata's equality ignores key order).
       implementation: function (this: unknown, arr: unknown) {
         if (!Array.isArray(arr) || arr.length <= 1) return arr;
-        guard.charge(arr.length);
+        current().charge(arr.length);
         const focus = this as { createSequence(): unknown[] };
         const results = (arr as { sequence?: boolean }).sequence === true ? focus.createSequence() : [];
         const seen = new Set<unknown>();
         const seenJson = new Set<string>();
         for (const value of arr as unknown[]) {
           if (typeof value === 'object' && value !== null && !isJsonataFunction(value)) {
-            guard.measure(value);
+            current().measure(value);
             const json = JSON.stringify(value, sortedKeys);
             if (seenJson.has(json)) continue;
             seenJson.add(json);
@@ -450,11 +458,93 @@ function sortedKeys(_key: string, value: unknown): unknown {
 const BUILTINS = jsonata(
   '{"pad": $pad, "join": $join, "string": $string, "clone": $clone, "distinct": $distinct}',
 );
-/**
- * Read once: the same immutable objects for every evaluation and every run (so caching them is no
- * state a workflow could observe), and one evaluation fewer per expression in the workflow sandbox.
- */
+/** Read once: the same immutable objects for every evaluation. */
 let builtins: Record<string, JsonataFunction> | undefined;
+
+/** Where an instance's hooks and wrapped built-ins find the guard of the evaluation under way. */
+interface GuardHolder {
+  guard: Guard | undefined;
+}
+
+/**
+ * A compiled expression with its hooks and guarded built-ins registered, bound to a holder. Compiling
+ * and registering cost about 200 µs, evaluating a short expression a few: instances are kept and reused,
+ * each by one evaluation at a time (they hold the evaluation's guard while it runs).
+ */
+interface Instance {
+  compiled: jsonata.Expression;
+  holder: GuardHolder;
+}
+
+/** Idle instances by expression and compile-time limits, least recently used first. */
+const idleInstances = new Map<string, Instance[]>();
+const MAX_CACHED_EXPRESSIONS = 1000;
+const MAX_IDLE_PER_EXPRESSION = 4;
+
+async function takeInstance(expression: string, limits: EvaluationLimits): Promise<[string, Instance]> {
+  const key = `${limits.maxDepth}:${limits.maxSequence}:${limits.timeoutMs ?? 0}:${expression}`;
+  const pool = idleInstances.get(key);
+  const reused = pool?.pop();
+  if (pool) {
+    // Most recently used last.
+    idleInstances.delete(key);
+    idleInstances.set(key, pool);
+  }
+  return [key, reused ?? (await compileInstance(expression, limits))];
+}
+
+function returnInstance(key: string, instance: Instance): void {
+  instance.holder.guard = undefined;
+  const pool = idleInstances.get(key) ?? [];
+  if (pool.length < MAX_IDLE_PER_EXPRESSION) pool.push(instance);
+  idleInstances.set(key, pool);
+  if (idleInstances.size > MAX_CACHED_EXPRESSIONS) {
+    const oldest = idleInstances.keys().next().value;
+    if (oldest !== undefined) idleInstances.delete(oldest);
+  }
+}
+
+async function compileInstance(expression: string, limits: EvaluationLimits): Promise<Instance> {
+  const holder: GuardHolder = { guard: undefined };
+  // Every regular expression evaluated goes through here, those `$eval` builds from data included.
+  class CheckedRegExp extends RegExp {
+    constructor(pattern: RegExp | string, flags?: string) {
+      super(pattern, flags);
+      if (hasNestedQuantifier(this.source)) holder.guard?.unsafeRegex(this);
+    }
+  }
+  let compiled: jsonata.Expression;
+  try {
+    compiled = jsonata(expression, {
+      stack: limits.maxDepth,
+      sequence: limits.maxSequence,
+      RegexEngine: CheckedRegExp as unknown as RegExpConstructor,
+      ...(limits.timeoutMs ? { timeout: limits.timeoutMs } : {}),
+    });
+  } catch (error) {
+    throw toExpressionError(expression, error);
+  }
+  const roles = nodeRoles(compiled.ast());
+  const assign = compiled.assign.bind(compiled) as unknown as (name: symbol, value: unknown) => void;
+  // JSONata calls these before and after evaluating every node: a deterministic step budget (it also
+  // stops tail-recursive loops, which never grow the stack), and the size checks of every value built.
+  assign(EVALUATE_ENTRY, () => holder.guard?.step());
+  assign(EVALUATE_EXIT, (node: JsonataNode, _input: unknown, _env: unknown, value: unknown) =>
+    holder.guard?.exit(node, value, roles.get(node)),
+  );
+  builtins ??= (await BUILTINS.evaluate(null)) as Record<string, JsonataFunction>;
+  for (const [name, fn] of Object.entries(guardedBuiltins(holder, builtins))) {
+    // JSONata calls built-ins with its focus (createSequence and the like) as `this`.
+    compiled.registerFunction(
+      name,
+      function (this: unknown, ...args: unknown[]) {
+        return fn.implementation.apply(this, args as never);
+      },
+      fn.signature,
+    );
+  }
+  return { compiled, holder };
+}
 
 /** Evaluates an expression over `context` within `limits`; JSONata's `undefined` (no match) stays undefined. */
 export async function evaluateExpression(
@@ -465,50 +555,20 @@ export async function evaluateExpression(
 ): Promise<unknown> {
   const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
   const guard = new Guard(effective, budget);
-  // Every regular expression evaluated goes through here, those `$eval` builds from data included.
-  class CheckedRegExp extends RegExp {
-    constructor(pattern: RegExp | string, flags?: string) {
-      super(pattern, flags);
-      if (hasNestedQuantifier(this.source)) guard.unsafeRegex(this);
-    }
-  }
-  let compiled: jsonata.Expression;
+  const [key, instance] = await takeInstance(expression, effective);
+  instance.holder.guard = guard;
+  let failed = false;
   try {
-    compiled = jsonata(expression, {
-      stack: effective.maxDepth,
-      sequence: effective.maxSequence,
-      RegexEngine: CheckedRegExp as unknown as RegExpConstructor,
-      ...(effective.timeoutMs ? { timeout: effective.timeoutMs } : {}),
-    });
-  } catch (error) {
-    throw toExpressionError(expression, error);
-  }
-  const roles = nodeRoles(compiled.ast());
-  const assign = compiled.assign.bind(compiled) as unknown as (name: symbol, value: unknown) => void;
-  // JSONata calls these before and after evaluating every node: a deterministic step budget (it also
-  // stops tail-recursive loops, which never grow the stack), and the size checks of every value built.
-  assign(EVALUATE_ENTRY, () => guard.step());
-  assign(EVALUATE_EXIT, (node: JsonataNode, _input: unknown, _env: unknown, value: unknown) =>
-    guard.exit(node, value, roles.get(node)),
-  );
-  try {
-    builtins ??= (await BUILTINS.evaluate(null)) as Record<string, JsonataFunction>;
-    for (const [name, fn] of Object.entries(guardedBuiltins(guard, builtins))) {
-      // JSONata calls built-ins with its focus (createSequence and the like) as `this`.
-      compiled.registerFunction(
-        name,
-        function (this: unknown, ...args: unknown[]) {
-          return fn.implementation.apply(this, args as never);
-        },
-        fn.signature,
-      );
-    }
-    const result = (await compiled.evaluate(context)) as unknown;
+    const result = (await instance.compiled.evaluate(context)) as unknown;
     // The result goes on into templates, history and API responses: it must be of bounded size too.
     if (typeof result === 'object' && result !== null) guard.measure(result);
     return normalize(result);
   } catch (error) {
+    failed = true;
     throw toExpressionError(expression, guard.failure ?? error);
+  } finally {
+    // An instance whose evaluation was cut short may hold state mid-way: it is not reused.
+    if (!failed) returnInstance(key, instance);
   }
 }
 
@@ -713,12 +773,14 @@ export function secretTemplatePointers(configuration: unknown): string[] {
 }
 
 /**
- * Largest step input or output (JSON, UTF-8 bytes) the engine hands to Temporal. Temporal refuses a
- * payload above 2 MiB (`limit.blobSize.error`); a step past this limit fails with a clear code
- * instead of a run that Temporal cannot record. Lives here because workflow code and activities
- * (which produce the templated data) both check it.
+ * Largest step input and output (JSON, UTF-8 bytes) the engine records. Temporal refuses a payload above
+ * 2 MiB (`limit.blobSize.error`), and a step's record (input and output together) travels as one local
+ * activity result: the two limits add up to less. Past them the step fails with a clear code instead of
+ * leaving a run that Temporal cannot record. Connector requests are small in practice; responses are
+ * capped at 1 MiB by default (MAX_RESPONSE_BYTES).
  */
-export const MAX_STEP_DATA_BYTES = 1536 * 1024;
+export const MAX_STEP_INPUT_BYTES = 512 * 1024;
+export const MAX_STEP_OUTPUT_BYTES = 1280 * 1024;
 
 /**
  * Deepest nesting of arrays and objects in a step's input or output. JSON.stringify, Temporal's payload
@@ -727,7 +789,7 @@ export const MAX_STEP_DATA_BYTES = 1536 * 1024;
  */
 export const MAX_STEP_DATA_DEPTH = 256;
 
-/** Step error codes of data past MAX_STEP_DATA_BYTES or MAX_STEP_DATA_DEPTH. */
+/** Step error codes of data past MAX_STEP_INPUT_BYTES / MAX_STEP_OUTPUT_BYTES or MAX_STEP_DATA_DEPTH. */
 export const DATA_LIMIT_CODES = {
   /** A step's resolved configuration (after templates), or the data a rules step reads. */
   input: 'input_too_large',
@@ -765,14 +827,13 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /**
- * Why a step's input or output cannot be handed to Temporal (too deep, or larger than
- * MAX_STEP_DATA_BYTES as JSON), or undefined when it can.
+ * Why a step's input or output cannot be recorded (too deep, or larger than `maxBytes` as JSON), or
+ * undefined when it can.
  */
-export function stepDataProblem(value: unknown): string | undefined {
+export function stepDataProblem(value: unknown, maxBytes: number): string | undefined {
   if (nestedDeeperThan(value, MAX_STEP_DATA_DEPTH))
     return `is nested deeper than ${MAX_STEP_DATA_DEPTH} levels`;
   const size = jsonByteLength(value);
-  if (size > MAX_STEP_DATA_BYTES)
-    return `is ${size} bytes as JSON, more than the limit of ${MAX_STEP_DATA_BYTES} bytes`;
+  if (size > maxBytes) return `is ${size} bytes as JSON, more than the limit of ${maxBytes} bytes`;
   return undefined;
 }

@@ -1,29 +1,32 @@
 /**
- * The execution workflow: interprets a definition snapshot, one activity per step (activity id = step
- * id, summary = step name), and records nothing outside Temporal. History is the execution record: the
- * API reads each step's input (the activity's scheduled input), output, attempts and timings from it.
+ * The execution workflow: interprets a definition snapshot and records nothing outside Temporal.
  *
- * Retry from the failed step is a Temporal reset to the workflow task that failed the run: in the reset
- * run (run id differs from the first run's), the step failure found at that point waits for the `retry`
- * signal meant for this run, instead of failing again, then runs the step anew (with a corrected input
- * if one came). Earlier retries' signals are in the history and are consumed at the same points on
- * replay, so a retried run that fails can be retried again. (The SDK's history replayer runs every
- * history under the first run's id, so it cannot replay a reset run; workers see the real run id.)
+ * It evaluates no expression itself. Steps run in batches through the `run_steps` local activity (see
+ * workers/activities/steps.ts): a batch is the rules steps before the next connector, ai or approval
+ * step, and that step. The activity evaluates every `if`, rule and template, runs the step's first
+ * attempt, and returns one record per step; its marker in history is the steps' record (what each read,
+ * produced, when, and why it failed). So a common run is one workflow task, a replay never re-evaluates
+ * anything (changes to the evaluator cannot break it), and no definition can hold the workflow thread.
  *
- * Deterministic code only (Temporal's sandbox): expressions are evaluated with step-count limits.
- * No module-level mutable state: with reuseV8Context, module scope is shared between runs.
+ * After that, the workflow only waits: for the attempts a connector or ai step has left (an activity
+ * whose id is the step id), for an approval's decision (the `decide` Update, with the step's timeout),
+ * and for the events it emits. A failed step fails the run (Temporal status Failed); a retry is a new
+ * run of the same execution that resumes at the failed step (ExecutionInput.resume).
+ *
+ * Deterministic code only (Temporal's sandbox). No module-level mutable state: with reuseV8Context,
+ * module scope is shared between runs.
  */
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineSignal,
   defineUpdate,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   upsertMemo,
   upsertSearchAttributes,
   uuid4,
@@ -31,42 +34,28 @@ import {
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
-import {
-  DATA_LIMIT_CODES,
-  EvaluationBudget,
-  ExpressionError,
-  evaluateExpression,
-  findReferences,
-  isTruthy,
-  readsSecrets,
-  resolveTemplates,
-  secretTemplatePointers,
-  stepDataProblem,
-  templateExpressions,
-  WORKFLOW_LIMITS,
-} from '../shared/expressions';
+import type { Step } from '../../src/definitions/schema';
 import {
   DECIDE_UPDATE,
-  RETRY_SIGNAL,
   STEP_ERROR_CODES,
   type AiRequestSpec,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
+  type BatchNext,
   type ExecutionError,
   type ExecutionInput,
   type ExecutionResult,
   type ExpressionContext,
   type HttpRequestSpec,
-  type RetrySignal,
-  type RulesActivityInput,
+  type StepBatchResult,
+  type StepRecord,
 } from '../shared/execution-types';
 import type { EventKind } from '../shared/event-types';
 import { WAITING_ATTRIBUTE } from '../shared/search-attributes';
-import { stepActivityOptions } from './step-options';
+import { attemptTimeoutOf, durationMs } from '../shared/step-defaults';
+import { batchFrom, contextFor, describeBatch } from './batches';
+import { retryActivityOptions } from './step-options';
 
-/** Resumes a reset run at its failed step (see the header). */
-export const retrySignal = defineSignal<[RetrySignal]>(RETRY_SIGNAL);
 /** Approve or reject the approval step that is waiting. */
 export const decideUpdate = defineUpdate<ApprovalDecision, [ApprovalDecisionRequest]>(DECIDE_UPDATE);
 
@@ -79,6 +68,12 @@ const { emit_event } = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
+/**
+ * Local activity results recorded in one workflow task, past which the next batch waits for a new task:
+ * a task's markers travel in one request to the server.
+ */
+const TASK_RESULT_BYTES = 1536 * 1024;
+
 /** One run's state, passed explicitly to every helper. */
 interface Run {
   workspaceId: string;
@@ -87,26 +82,17 @@ interface Run {
   /** The approval step waiting for a decision, if any. */
   waitingFor?: string;
   decision?: ApprovalDecision;
-  /** Retry signals in arrival order, and how many of them were consumed. */
-  retries: RetrySignal[];
-  consumedRetries: number;
-  /** True once the retry meant for this very run was consumed. */
-  retriedThisRun: boolean;
-  /** Evaluation steps of the current workflow task (WORKFLOW_LIMITS): reset whenever the run waits. */
-  budget: EvaluationBudget;
+  /** The workspace's subscribed event kinds as the last batch reported them, and in which workflow task. */
+  subscribed?: { kinds: EventKind[]; task: number };
+  /** Bytes of local activity results in the current workflow task (see TASK_RESULT_BYTES). */
+  taskBytes: { task: number; bytes: number };
 }
 
-/** A step failed: the main loop either waits for a retry (reset run) or fails the execution with it. */
+/** A step failed: the run fails with its error. */
 class StepFailure extends Error {
   constructor(readonly error: ExecutionError) {
     super(error.message);
   }
-}
-
-interface StepOutcome {
-  output: unknown;
-  /** A rules `stop`: the execution ends with success, later steps are skipped. */
-  stop?: boolean;
 }
 
 export async function execution(input: ExecutionInput): Promise<ExecutionResult> {
@@ -122,14 +108,9 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
         version: input.workflow.version,
       },
     },
-    retries: [],
-    consumedRetries: 0,
-    retriedThisRun: false,
-    budget: new EvaluationBudget(),
+    taskBytes: { task: 0, bytes: 0 },
   };
-  setHandler(retrySignal, (signal) => {
-    run.retries.push(signal);
-  });
+  for (const record of input.resume?.records ?? []) remember(run, record);
   setHandler(
     decideUpdate,
     (request) => {
@@ -161,36 +142,130 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       // The run is being canceled: announce it (in a scope the cancellation cannot interrupt), then end.
       await CancellationScope.nonCancellable(() => emit(run, 'execution.canceled', 'canceled'));
     }
+    if (error instanceof StepFailure) return failExecution(run, error.error);
     throw error;
   }
 }
 
 async function runSteps(input: ExecutionInput, run: Run): Promise<ExecutionResult> {
-  await emit(run, 'execution.started', 'running');
+  if (input.emit_started !== false && !input.resume) await emit(run, 'execution.started', 'running');
   const steps = input.workflow.definition.steps;
-  for (let index = 0; index < steps.length;) {
-    const step = steps[index]!;
-    try {
-      if (step.if !== undefined && !isTruthy(await evaluate(step, step.if, run))) {
-        run.context.steps[step.id] = { status: 'skipped', output: null };
-        index += 1;
-        continue;
-      }
-      const outcome = await runStep(step, run);
-      run.budget.reset(); // the step waited for its activity: this is a new workflow task
-      run.context.steps[step.id] = { status: 'success', output: outcome.output };
-      if (outcome.stop) return await succeed(run, { status: 'success', stopped_at: step.id });
-      index += 1;
-    } catch (error) {
-      if (!(error instanceof StepFailure)) throw error;
-      if (await awaitRetry(run)) {
-        run.budget.reset(); // it waited for the retry signal: a new workflow task
-        continue; // the same step again
-      }
-      return await failExecution(run, error.error);
-    }
+  let index = input.resume ? steps.findIndex((step) => step.id === input.resume!.from_step) : 0;
+  if (index < 0) throw new Error(`Step "${input.resume?.from_step}" is not in the definition`);
+  while (index < steps.length) {
+    const batch = batchFrom(steps, index);
+    const result = await runBatch(run, batch, index + batch.length >= steps.length);
+    result.records.forEach((record) => remember(run, record));
+    index += result.records.length;
+    const last = batch[result.records.length - 1]!;
+    await follow(run, last, result.next);
+    if (result.next.kind === 'stop') return succeed(run, { status: 'success', stopped_at: last.id });
   }
-  return await succeed(run, { status: 'success' });
+  return succeed(run, { status: 'success' });
+}
+
+/** What the workflow does after a batch, by the batch's `next`. */
+async function follow(run: Run, step: Step, next: BatchNext): Promise<void> {
+  switch (next.kind) {
+    case 'continue':
+    case 'stop':
+      return;
+    case 'fail':
+      throw new StepFailure(next.error);
+    case 'retry':
+      return retryAsActivity(run, step, next);
+    case 'approval':
+      return waitForDecision(run, step, next.timeout);
+  }
+}
+
+async function runBatch(run: Run, steps: Step[], reachesEnd: boolean): Promise<StepBatchResult> {
+  const task = workflowInfo().historyLength;
+  if (run.taskBytes.task === task && run.taskBytes.bytes > TASK_RESULT_BYTES) {
+    // A timer ends this workflow task: the next batch's record goes out with the next one.
+    await sleep(1);
+  }
+  const last = steps[steps.length - 1]!;
+  const { run_steps } = proxyLocalActivities<Activities>({
+    ...describeBatch(steps),
+    // The first attempt of a connector or ai step, plus time to evaluate and to read secrets.
+    startToCloseTimeout: durationMs(attemptTimeoutOf(last)) + 60_000,
+    // A step's failure is a result, not an error: what throws is the worker's trouble (the database
+    // reading secrets), retried until it is over.
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  });
+  const reportSubscriptions = reachesEnd || steps.some((step) => step.kind === 'approval');
+  const result = await run_steps({
+    workspace_id: run.workspaceId,
+    execution: run.context.execution,
+    steps,
+    context: contextFor(run.context, steps),
+    report_subscriptions: reportSubscriptions,
+  });
+  const now = workflowInfo().historyLength;
+  run.taskBytes = { task: now, bytes: (run.taskBytes.task === now ? run.taskBytes.bytes : 0) + result.bytes };
+  if (result.subscribed) run.subscribed = { kinds: result.subscribed, task: now };
+  return result;
+}
+
+/** A record's step as later expressions see it (CONTRACT §4: `steps.<id>.output`, `.status`). */
+function remember(run: Run, record: StepRecord): void {
+  if (record.status === 'success' || record.status === 'skipped')
+    run.context.steps[record.id] = { status: record.status, output: record.output };
+}
+
+/** The attempts a connector or ai step has left, as an activity, after the step's retry interval. */
+async function retryAsActivity(
+  run: Run,
+  step: Step,
+  next: Extract<BatchNext, { kind: 'retry' }>,
+): Promise<void> {
+  await sleep(Math.max(1, next.delay_ms));
+  const activities = proxyActivities<Activities>(retryActivityOptions(step));
+  let output: unknown;
+  try {
+    output =
+      step.kind === 'ai'
+        ? await activities.ai(next.request as AiRequestSpec, next.meta)
+        : await activities.connector_http(next.request as HttpRequestSpec, next.meta);
+  } catch (error) {
+    // The workflow ends as canceled only when the cancellation itself is thrown, not the activity failure wrapping it.
+    if (isCancellation(error)) throw error instanceof ActivityFailure && error.cause ? error.cause : error;
+    if (error instanceof ActivityFailure)
+      throw new StepFailure({ step: step.id, ...describeActivityFailure(step, error) });
+    throw error;
+  }
+  run.context.steps[step.id] = { status: 'success', output };
+}
+
+/** An approval waits (status `waiting`) for the `decide` Update, at most the step's `timeout`. */
+async function waitForDecision(run: Run, step: Step, timeout: string | null): Promise<void> {
+  run.waitingFor = step.id;
+  run.decision = undefined;
+  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
+  await emit(run, 'execution.waiting', 'waiting');
+  let decided = true;
+  if (timeout) decided = await condition(() => run.decision !== undefined, timeout as Duration);
+  else await condition(() => run.decision !== undefined);
+  run.waitingFor = undefined;
+  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: false }]);
+  // Set by the update handler while this code awaited (the compiler cannot see that).
+  const decision = run.decision as ApprovalDecision | undefined;
+  if (!decided || !decision) {
+    throw new StepFailure({
+      step: step.id,
+      code: STEP_ERROR_CODES.approvalTimedOut,
+      message: `No decision on step "${step.id}" within ${timeout}.`,
+    });
+  }
+  if (decision.decision === 'rejected') {
+    throw new StepFailure({
+      step: step.id,
+      code: STEP_ERROR_CODES.approvalRejected,
+      message: `Step "${step.id}" was rejected by ${decision.decided_by}${decision.comment ? `: ${decision.comment}` : '.'}`,
+    });
+  }
+  run.context.steps[step.id] = { status: 'success', output: decision };
 }
 
 async function succeed(run: Run, result: ExecutionResult): Promise<ExecutionResult> {
@@ -198,13 +273,33 @@ async function succeed(run: Run, result: ExecutionResult): Promise<ExecutionResu
   return result;
 }
 
-/** Emits an execution event (CONTRACT §6) about this run. */
+/**
+ * Fails the execution (Temporal status Failed, which operators expect in Temporal UI). The error also
+ * goes into the memo so execution lists can show it without reading each history.
+ */
+async function failExecution(run: Run, error: ExecutionError): Promise<never> {
+  upsertMemo({ error });
+  await emit(run, 'execution.failed', 'failed', error);
+  throw ApplicationFailure.create({
+    type: error.code,
+    message: error.message,
+    nonRetryable: true,
+    details: [error],
+  });
+}
+
+/**
+ * Emits an execution event (CONTRACT §6) about this run. Skipped when the last batch, in this very
+ * workflow task, reported that nobody subscribes to it: the answer is as fresh as the database's would be.
+ */
 async function emit(
   run: Run,
   event: EventKind,
   status: string,
   error: ExecutionError | null = null,
 ): Promise<void> {
+  const known = run.subscribed;
+  if (known && known.task === workflowInfo().historyLength && !known.kinds.includes(event)) return;
   await emit_event({
     payload: {
       id: `evt_${uuid4().replace(/-/g, '')}`,
@@ -221,230 +316,11 @@ async function emit(
   });
 }
 
-/** In a reset run whose retry has not been consumed yet, waits for the next retry signal and applies it. */
-async function awaitRetry(run: Run): Promise<boolean> {
-  const info = workflowInfo();
-  if (info.runId === info.firstExecutionRunId || run.retriedThisRun) return false;
-  await condition(() => run.retries.length > run.consumedRetries);
-  const signal = run.retries[run.consumedRetries]!;
-  run.consumedRetries += 1;
-  run.retriedThisRun = signal.for_run === info.runId;
-  if (signal.input !== undefined) run.context.input = signal.input;
-  return true;
-}
-
-async function runStep(step: Step, run: Run): Promise<StepOutcome> {
-  const activities = proxyActivities<Activities>(stepActivityOptions(step));
-  try {
-    switch (step.kind) {
-      case 'rules':
-        return await runRules(step, run, activities);
-      case 'connector':
-        return { output: await runConnector(step, run, activities) };
-      case 'ai':
-        return { output: await runAi(step, run, activities) };
-      case 'approval':
-        return { output: await runApproval(step, run, activities) };
-    }
-  } catch (error) {
-    // The workflow ends as canceled only when the cancellation itself is thrown, not the activity failure wrapping it.
-    if (isCancellation(error)) throw error instanceof ActivityFailure && error.cause ? error.cause : error;
-    if (error instanceof ActivityFailure) return failFromActivity(step.id, error);
-    throw error;
-  }
-}
-
-async function runRules(step: RulesStep, run: Run, activities: Activities): Promise<StepOutcome> {
-  let data: Partial<ExpressionContext>;
-  try {
-    data = dataReadBy(step, run.context);
-  } catch (error) {
-    // A definition saved before a check was added (e.g. unsafe regular expressions) fails its step.
-    return expressionFailure(step, error);
-  }
-  const request: RulesActivityInput = { rules: step.rules, data };
-  if (step.default !== undefined) request.default = step.default;
-  checkInputSize(step, request);
-  const result = await activities.rules(request);
-  if (result.action === 'fail') {
-    const message =
-      result.message ?? `Rule ${(result.matched ?? 0) + 1} of step "${step.id}" failed the execution.`;
-    return fail(step.id, STEP_ERROR_CODES.ruleFailed, message);
-  }
-  return { output: result.output, stop: result.action === 'stop' };
-}
-
-async function runConnector(step: ConnectorStep, run: Run, activities: Activities): Promise<unknown> {
-  const resolved = (await resolve(step, step.request, run)) as HttpRequestSpec;
-  const request: HttpRequestSpec = { ...resolved, method: resolved.method ?? 'GET' };
-  checkInputSize(step, request);
-  return activities.connector_http(request, {
-    workspaceId: run.workspaceId,
-    secretPointers: secretTemplatePointers(step.request),
-  });
-}
-
-async function runAi(step: AiStep, run: Run, activities: Activities): Promise<unknown> {
-  const configuration = { system: step.system ?? null, prompt: step.prompt };
-  const resolved = (await resolve(step, configuration, run)) as {
-    system: string | null;
-    prompt: unknown;
-  };
-  const request: AiRequestSpec = {
-    model: step.model ?? null,
-    system: resolved.system,
-    prompt: typeof resolved.prompt === 'string' ? resolved.prompt : JSON.stringify(resolved.prompt),
-    temperature: step.temperature ?? null,
-    max_tokens: step.max_tokens ?? null,
-    output_schema: step.output_schema ?? null,
-  };
-  checkInputSize(step, request);
-  return activities.ai(request, {
-    workspaceId: run.workspaceId,
-    secretPointers: secretTemplatePointers(configuration),
-  });
-}
-
-/**
- * An approval: the `approval` activity records the request, then the execution waits (status
- * `waiting`) for the `decide` update, at most the step's `timeout`.
- */
-async function runApproval(step: ApprovalStep, run: Run, activities: Activities): Promise<ApprovalDecision> {
-  const message = await resolve(step, step.message ?? null, run);
-  checkInputSize(step, message);
-  run.waitingFor = step.id;
-  run.decision = undefined;
-  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
-  await activities.approval({ message, timeout: step.timeout ?? null });
-  await emit(run, 'execution.waiting', 'waiting');
-  let decided = true;
-  if (step.timeout) decided = await condition(() => run.decision !== undefined, step.timeout as Duration);
-  else await condition(() => run.decision !== undefined);
-  run.waitingFor = undefined;
-  upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: false }]);
-  // Set by the update handler while this code awaited (the compiler cannot see that).
-  const decision = run.decision as ApprovalDecision | undefined;
-  if (!decided || !decision) {
-    return fail(
-      step.id,
-      STEP_ERROR_CODES.approvalTimedOut,
-      `No decision on step "${step.id}" within ${step.timeout}.`,
-    );
-  }
-  if (decision.decision === 'rejected') {
-    return fail(
-      step.id,
-      STEP_ERROR_CODES.approvalRejected,
-      `Step "${step.id}" was rejected by ${decision.decided_by}${decision.comment ? `: ${decision.comment}` : '.'}`,
-    );
-  }
-  return decision;
-}
-
-/**
- * The part of the context a rules step reads (its `when` expressions and output templates), so that
- * history records exactly what the rules saw, and no more: a long workflow does not copy every earlier
- * output into every rules step.
- */
-function dataReadBy(step: RulesStep, context: ExpressionContext): Partial<ExpressionContext> {
-  const expressions = step.rules.map((rule) => rule.when);
-  const templated = JSON.stringify([step.rules.map((rule) => [rule.output, rule.message]), step.default]);
-  expressions.push(...templateExpressions(templated));
-  const data: Partial<ExpressionContext> = {};
-  const stepIds = new Set<string>();
-  let allSteps = false;
-  for (const expression of expressions) {
-    const refs = findReferences(expression);
-    if (refs.roots.has('input')) data.input = context.input;
-    if (refs.roots.has('execution')) data.execution = context.execution;
-    refs.steps.forEach((id) => stepIds.add(id));
-    allSteps ||= refs.allSteps;
-  }
-  if (allSteps) data.steps = context.steps;
-  else if (stepIds.size > 0) {
-    data.steps = Object.fromEntries(
-      [...stepIds].filter((id) => id in context.steps).map((id) => [id, context.steps[id]!]),
-    );
-  }
-  return data;
-}
-
-/**
- * Resolves `{{ }}` templates except those reading secrets, which only the activity may resolve. Like
- * `if`, within the workflow task's budget (WORKFLOW_LIMITS), so that no definition can stall the task.
- */
-async function resolve(step: Step, value: unknown, run: Run): Promise<unknown> {
-  try {
-    return await resolveTemplates(value, run.context, {
-      defer: readsSecrets,
-      limits: WORKFLOW_LIMITS,
-      budget: run.budget,
-    });
-  } catch (error) {
-    return expressionFailure(step, error);
-  }
-}
-
-async function evaluate(step: Step, expression: string, run: Run): Promise<unknown> {
-  try {
-    return await evaluateExpression(expression, run.context, WORKFLOW_LIMITS, run.budget);
-  } catch (error) {
-    return expressionFailure(step, error);
-  }
-}
-
-/**
- * A step's input (its configuration after templates; for rules, the data they read) must fit in a
- * Temporal payload: templates can build more than Temporal accepts, and an activity it refuses to
- * schedule would leave the run failing workflow tasks forever. The step fails instead.
- */
-function checkInputSize(step: Step, input: unknown): void {
-  const problem = stepDataProblem(input);
-  if (problem) {
-    const what =
-      step.kind === 'rules' ? 'its rules and the data they read' : 'its configuration after templates';
-    fail(step.id, DATA_LIMIT_CODES.input, `The input of step "${step.id}" (${what}) ${problem}.`);
-  }
-}
-
-function expressionFailure(step: Step, error: unknown): never {
-  if (error instanceof ExpressionError) {
-    return fail(
-      step.id,
-      STEP_ERROR_CODES.expression,
-      `Expression "${error.expression}" failed: ${error.message}`,
-    );
-  }
-  throw error;
-}
-
-function failFromActivity(stepId: string, error: ActivityFailure): never {
+function describeActivityFailure(step: Step, error: ActivityFailure): { code: string; message: string } {
   const cause = error.cause;
-  if (cause instanceof ApplicationFailure) {
-    return fail(stepId, cause.type ?? STEP_ERROR_CODES.stepFailed, cause.message);
-  }
-  if (cause?.name === 'TimeoutFailure') {
-    return fail(stepId, STEP_ERROR_CODES.timeout, `Step "${stepId}" timed out.`);
-  }
-  return fail(stepId, STEP_ERROR_CODES.stepFailed, cause?.message ?? error.message);
-}
-
-/** A step failed (see StepFailure). */
-function fail(step: string, code: string, message: string): never {
-  throw new StepFailure({ step, code, message });
-}
-
-/**
- * Fails the execution (Temporal status Failed, which operators expect in Temporal UI). The error also
- * goes into the memo so execution lists can show it without reading each history.
- */
-async function failExecution(run: Run, error: ExecutionError): Promise<never> {
-  upsertMemo({ error });
-  await emit(run, 'execution.failed', 'failed', error);
-  throw ApplicationFailure.create({
-    type: error.code,
-    message: error.message,
-    nonRetryable: true,
-    details: [error],
-  });
+  if (cause instanceof ApplicationFailure)
+    return { code: cause.type ?? STEP_ERROR_CODES.stepFailed, message: cause.message };
+  if (cause?.name === 'TimeoutFailure')
+    return { code: STEP_ERROR_CODES.timeout, message: `Step "${step.id}" timed out.` };
+  return { code: STEP_ERROR_CODES.stepFailed, message: cause?.message ?? error.message };
 }

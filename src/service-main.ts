@@ -1,0 +1,22 @@
+/**
+ * The service process of the embedded setup: API and worker in one process, run (and restarted when it
+ * dies) by `npm start`'s supervisor (src/main.ts), which passes it the dev server's TEMPORAL_ADDRESS.
+ */
+import { listeningPort } from './net/listening-port';
+import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from './process-lifecycle';
+import { startRuntime } from './runtime';
+import { reportToSupervisor } from './supervisor';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = processLogger(config, 'service');
+  const runtime = await startRuntime({ config, logger, api: true, worker: true }).catch((error: unknown) =>
+    failStart(logger, error),
+  );
+  stopOnSignals(runtime, logger);
+  reportToSupervisor(runtime.server ? listeningPort(runtime.server) : null, () =>
+    process.kill(process.pid, 'SIGTERM'),
+  );
+}
+
+void main();

@@ -1,0 +1,54 @@
+/**
+ * What a rules step's record shows as its input (CONTRACT §5): its rules, its default, and the part of
+ * the context its expressions read. The worker does not record that data a second time (it is already
+ * in history as the run's input and earlier outputs): the reader derives it from the same context.
+ */
+import type { RulesStep } from '../definitions/schema';
+import { findReferences, templateExpressions, type References } from '../../workers/shared/expressions';
+import type { ExpressionContext } from '../../workers/shared/execution-types';
+
+/** Parsed references by expression: parsing is the costly part, and definitions repeat. */
+const referenceCache = new Map<string, References | null>();
+const MAX_CACHED = 2000;
+
+function referencesOf(expression: string): References | null {
+  let refs = referenceCache.get(expression);
+  if (refs === undefined) {
+    try {
+      refs = findReferences(expression);
+    } catch {
+      refs = null; // does not parse: the step failed on it, and read nothing
+    }
+    if (referenceCache.size >= MAX_CACHED) referenceCache.clear();
+    referenceCache.set(expression, refs);
+  }
+  return refs;
+}
+
+export function rulesStepInput(step: RulesStep, context: ExpressionContext): Record<string, unknown> {
+  const expressions = step.rules.map((rule) => rule.when);
+  const templated = JSON.stringify([step.rules.map((rule) => [rule.output, rule.message]), step.default]);
+  expressions.push(...templateExpressions(templated));
+  if (step.if !== undefined) expressions.push(step.if);
+  const data: Partial<ExpressionContext> = {};
+  const stepIds = new Set<string>();
+  let allSteps = false;
+  for (const expression of expressions) {
+    const refs = referencesOf(expression);
+    if (!refs) continue;
+    if (refs.roots.has('input')) data.input = context.input;
+    if (refs.roots.has('execution')) data.execution = context.execution;
+    refs.steps.forEach((id) => stepIds.add(id));
+    allSteps ||= refs.allSteps;
+  }
+  if (allSteps) data.steps = context.steps;
+  else if (stepIds.size > 0) {
+    data.steps = Object.fromEntries(
+      [...stepIds].filter((id) => id in context.steps).map((id) => [id, context.steps[id]!]),
+    );
+  }
+  const input: Record<string, unknown> = { rules: step.rules };
+  if (step.default !== undefined) input['default'] = step.default;
+  input['data'] = data;
+  return input;
+}

@@ -1,0 +1,124 @@
+/**
+ * Fault (issue 14's poison pill): a run whose workflow task crashes the worker process. The embedded
+ * setup's supervisor (src/supervisor.ts, what `npm start` runs) restarts the service process with a
+ * growing delay; Temporal hands the task out again and it crashes the new worker too; at the start where
+ * the task reached CRASH_LOOP_ATTEMPTS, the worker terminates the run (src/temporal/crash-loop.ts) and
+ * goes on serving every other run.
+ *
+ * The crash is real: test workflow code (support/crash-interceptor.ts, bundled only here) makes the
+ * worker abort the way issue 14's expressions did.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { newApiKey } from '../../src/ids';
+import { superviseService, type Supervisor } from '../../src/supervisor';
+import { createWorkflow, definition, rulesStep, type ExecutionBody } from '../support/fixtures';
+import { capturingLogger } from '../support/log-capture';
+import { freePort } from '../support/ports';
+import { apiClient, sharedTemporal, tempDir, type ApiClient } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+describe('fault: a run that crashes the worker @integration @faults', function () {
+  this.timeout(300_000);
+  let supervisor: Supervisor;
+  let api: ApiClient;
+  let dataDir: string;
+  const log = capturingLogger();
+  /** The service processes' own output (the aborts print native stack traces): shown if a test fails. */
+  let output = '';
+  let workflowId: string;
+
+  before(async () => {
+    dataDir = tempDir('sy-crash-loop-');
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../../workers/workflows'),
+      workflowInterceptorModules: [require.resolve('../support/crash-interceptor')],
+      logger: new DefaultLogger('WARN'),
+    });
+    const bundlePath = path.join(dataDir, 'crashing-bundle.js');
+    fs.writeFileSync(bundlePath, code);
+    const key = newApiKey();
+    const port = await freePort();
+    supervisor = superviseService({
+      entry: path.join(__dirname, '..', 'support', 'crashing-service-main.js'),
+      env: {
+        TEMPORAL_ADDRESS: (await sharedTemporal()).address,
+        TEMPORAL_TASK_QUEUE: `crash-loop-${port}`,
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        BOOTSTRAP_API_KEY: key,
+        LOG_LEVEL: 'error',
+        TEST_WORKFLOW_BUNDLE: bundlePath,
+      },
+      logger: log.logger,
+      onOutput: (text) => (output += text),
+      initialDelayMs: 500,
+      maxDelayMs: 2000,
+    });
+    await supervisor.firstReady;
+    api = apiClient(`http://127.0.0.1:${port}`, key);
+    workflowId = await createWorkflow(
+      api,
+      definition([rulesStep('echo', [{ when: 'true', output: '{{ input }}' }])]),
+    );
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed')
+      process.stderr.write(`service output:\n${output.slice(-5000)}\n`);
+  });
+  after(async () => {
+    await supervisor?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Triggers (retrying while the service restarts), then waits for a final status. */
+  async function runToEnd(input: unknown): Promise<ExecutionBody> {
+    const id = await waitFor(
+      async () => {
+        const res = await api.post(`/v1/workflows/${workflowId}/trigger`, input).catch(() => undefined);
+        return res?.status === 202 ? (res.body as { execution_id: string }).execution_id : undefined;
+      },
+      { what: 'the trigger to be accepted', timeoutMs: 60_000 },
+    );
+    return waitFor(
+      async () => {
+        const res = await api.get(`/v1/executions/${id}`).catch(() => undefined);
+        const body = res?.status === 200 ? (res.body as ExecutionBody) : undefined;
+        return body && !['running', 'waiting'].includes(body.status) ? body : undefined;
+      },
+      { what: `execution ${id} to end`, timeoutMs: 240_000, intervalMs: 500 },
+    );
+  }
+
+  it('runs ordinary executions before the crash', async () => {
+    expect((await runToEnd({ n: 1 })).status).to.equal('success');
+  });
+
+  it('terminates the crashing run after CRASH_LOOP_ATTEMPTS crashes, with a reason that says so', async () => {
+    const crashed = await runToEnd({ crash_worker: true });
+    expect(crashed.status).to.equal('terminated');
+    expect(crashed.error?.message).to.match(/timed out 3 times in a row, each time taking down the worker/);
+  });
+
+  it('restarted the crashed service process each time, with a growing delay, and logged why', () => {
+    expect(supervisor.restarts).to.be.at.least(3);
+    const restarts = log
+      .text()
+      .split('\n')
+      .filter((line) => line.includes('restarting it in'));
+    expect(restarts.length).to.be.at.least(3);
+    expect(restarts[0]).to.match(
+      /The service process died \((signal SIGABRT|exit code \d+)\); restarting it in 0\.5 s/,
+    );
+    expect(restarts[1]).to.include('restarting it in 1 s');
+  });
+
+  it('runs ordinary executions after, on the same worker', async () => {
+    const done = await runToEnd({ n: 2 });
+    expect(done.status).to.equal('success');
+    expect(done.steps[1]!.output).to.deep.equal({ n: 2 });
+  });
+});

@@ -1,0 +1,30 @@
+/**
+ * The service process of `npm start` (src/service-main.ts) with the workflow bundle a test names in
+ * TEST_WORKFLOW_BUNDLE (the crash-loop test's adds crash-interceptor.ts) and the local activity that
+ * bundle calls to abort the process.
+ */
+import { listeningPort } from '../../src/net/listening-port';
+import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from '../../src/process-lifecycle';
+import { startRuntime } from '../../src/runtime';
+import { reportToSupervisor } from '../../src/supervisor';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = processLogger(config, 'service');
+  const codePath = process.env['TEST_WORKFLOW_BUNDLE'];
+  if (!codePath) failStart(logger, new Error('TEST_WORKFLOW_BUNDLE is not set'));
+  const runtime = await startRuntime({
+    config,
+    logger,
+    api: true,
+    worker: true,
+    workflowBundle: { codePath },
+    extraActivities: { crash_worker: () => process.abort() },
+  }).catch((error: unknown) => failStart(logger, error));
+  stopOnSignals(runtime, logger);
+  reportToSupervisor(runtime.server ? listeningPort(runtime.server) : null, () =>
+    process.kill(process.pid, 'SIGTERM'),
+  );
+}
+
+void main();

@@ -1,0 +1,374 @@
+/**
+ * The `run_steps` local activity: runs a batch of consecutive steps (see batchFrom in the workflow) and
+ * records what each did. Every expression of a definition (`if`, rules, templates) is evaluated here, on
+ * the worker's main thread, never in workflow code: the workflow sandbox costs 100 µs or more per JSONata
+ * step, and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process
+ * (issue 14 in the README's history). Here, evaluation is bounded by deterministic step and work budgets,
+ * backed by a wall-clock limit, and pauses every few thousand steps so that other runs go on meanwhile.
+ *
+ * A step's outcome is data, not an exception: its record (input, output, timings, error) lands in the
+ * local activity's marker in history, and `next` says what the workflow does: go on, stop, fail, retry
+ * a connector or ai step as an activity, or wait for an approval. Only a cancellation, or trouble with
+ * the worker's own dependencies (the database reading secrets), throws, and the local activity is
+ * retried.
+ */
+import { setImmediate } from 'node:timers/promises';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
+import {
+  DATA_LIMIT_CODES,
+  DEFAULT_LIMITS,
+  EvaluationBudget,
+  ExpressionError,
+  evaluateExpression,
+  isTruthy,
+  jsonByteLength,
+  MAX_STEP_INPUT_BYTES,
+  MAX_STEP_OUTPUT_BYTES,
+  readsSecrets,
+  resolveTemplates,
+  secretTemplatePointers,
+  stepDataProblem,
+  type EvaluationLimits,
+} from '../shared/expressions';
+import {
+  STEP_ERROR_CODES,
+  type AiOutput,
+  type AiRequestSpec,
+  type BatchNext,
+  type ExpressionContext,
+  type HttpRequestSpec,
+  type HttpResponseOutput,
+  type StepBatch,
+  type StepBatchResult,
+  type StepMeta,
+  type StepRecord,
+} from '../shared/execution-types';
+import type { EventKind } from '../shared/event-types';
+import { attemptTimeoutOf, durationMs, retryOf } from '../shared/step-defaults';
+
+export interface StepRunnerDeps {
+  connector: (spec: HttpRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<HttpResponseOutput>;
+  ai: (spec: AiRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<AiOutput>;
+  subscribedEventKinds: (workspaceId: string) => Promise<EventKind[]>;
+}
+
+/**
+ * Limits of one step's evaluations together (`if`, every rule, every template): 50 000 evaluation steps
+ * cost at most about 150 ms of CPU, far more than business rules need (mapping a few hundred items takes
+ * a few thousand). The counts decide, so the same definition fails the same way however busy the worker
+ * is; the wall-clock limit is only a backstop, far above what the counts allow.
+ */
+const STEP_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000, timeoutMs: 60_000 };
+/** Evaluation steps between two pauses (a few milliseconds of work). */
+const PAUSE_EVERY_STEPS = 2000;
+/**
+ * A batch's records travel in one payload: past this many bytes the batch ends early (the workflow runs
+ * the rest in another local activity), well below Temporal's 2 MiB limit.
+ */
+const BATCH_RESULT_BYTES = 512 * 1024;
+
+interface StepOutcome {
+  record: StepRecord;
+  /** Set when the batch ends here. */
+  next?: BatchNext;
+}
+
+export function createStepRunner(deps: StepRunnerDeps) {
+  return async function run_steps(batch: StepBatch): Promise<StepBatchResult> {
+    const context = batch.context;
+    const records: StepRecord[] = [];
+    let next: BatchNext = { kind: 'continue' };
+    let bytes = 0;
+    for (const step of batch.steps) {
+      const outcome = await runStep(step, context, batch, deps);
+      records.push(outcome.record);
+      if (outcome.record.status === 'success' || outcome.record.status === 'skipped') {
+        context.steps[step.id] = { status: outcome.record.status, output: outcome.record.output };
+      }
+      if (outcome.next) {
+        next = outcome.next;
+        break;
+      }
+      bytes += jsonByteLength(outcome.record);
+      if (bytes > BATCH_RESULT_BYTES) break;
+    }
+    const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
+    if (batch.report_subscriptions) result.subscribed = await deps.subscribedEventKinds(batch.workspace_id);
+    return result;
+  };
+}
+
+async function runStep(
+  step: Step,
+  context: ExpressionContext,
+  batch: StepBatch,
+  deps: StepRunnerDeps,
+): Promise<StepOutcome> {
+  const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+  const started = new Date();
+  try {
+    if (step.if !== undefined && !isTruthy(await evaluateExpression(step.if, context, STEP_LIMITS, budget)))
+      return { record: skipped(step) };
+    switch (step.kind) {
+      case 'rules':
+        return await runRules(step, context, budget, started);
+      case 'connector':
+        return await runNetworkStep(step, started, async (signal) => {
+          const resolved = (await resolve(step.request, context, budget)) as HttpRequestSpec;
+          const request: HttpRequestSpec = { ...resolved, method: resolved.method ?? 'GET' };
+          const meta = {
+            workspaceId: batch.workspace_id,
+            secretPointers: secretTemplatePointers(step.request),
+          };
+          return { request, meta, call: () => deps.connector(request, meta, signal) };
+        });
+      case 'ai':
+        return await runNetworkStep(step, started, async (signal) => {
+          const request = await aiRequest(step, context, budget);
+          const configuration = { system: step.system ?? null, prompt: step.prompt };
+          const meta = {
+            workspaceId: batch.workspace_id,
+            secretPointers: secretTemplatePointers(configuration),
+          };
+          return { request, meta, call: () => deps.ai(request, meta, signal) };
+        });
+      case 'approval':
+        return await requestApproval(step, context, budget, started);
+    }
+  } catch (error) {
+    if (error instanceof ExpressionError) {
+      return failed(step, started, null, {
+        code: STEP_ERROR_CODES.expression,
+        message: `Expression "${error.expression}" failed: ${error.message}`,
+      });
+    }
+    throw error;
+  }
+}
+
+/** First matching rule wins; no match gives `default` (CONTRACT §4). */
+async function runRules(
+  step: RulesStep,
+  context: ExpressionContext,
+  budget: EvaluationBudget,
+  started: Date,
+): Promise<StepOutcome> {
+  let output: unknown = null;
+  let action: 'continue' | 'fail' | 'stop' = 'continue';
+  let message: string | undefined;
+  let matched: number | null = null;
+  for (const [index, rule] of step.rules.entries()) {
+    if (!isTruthy(await evaluateExpression(rule.when, context, STEP_LIMITS, budget))) continue;
+    matched = index;
+    output = rule.output === undefined ? null : await resolve(rule.output, context, budget);
+    action = rule.action ?? 'continue';
+    if (rule.message !== undefined) message = String(await resolve(rule.message, context, budget));
+    break;
+  }
+  if (matched === null && step.default !== undefined) output = await resolve(step.default, context, budget);
+  const problem = stepDataProblem(output, MAX_STEP_OUTPUT_BYTES);
+  if (problem) {
+    return failed(step, started, undefined, {
+      code: DATA_LIMIT_CODES.output,
+      message: `The step's output ${problem}.`,
+    });
+  }
+  if (action === 'fail') {
+    return failed(step, started, undefined, {
+      code: STEP_ERROR_CODES.ruleFailed,
+      message: message ?? `Rule ${(matched ?? 0) + 1} of step "${step.id}" failed the execution.`,
+    });
+  }
+  const record: StepRecord = {
+    ...timing(started),
+    id: step.id,
+    status: 'success',
+    attempts: 1,
+    output,
+    error: null,
+  };
+  if (action === 'stop') return { record: { ...record, stop: true }, next: { kind: 'stop' } };
+  return { record };
+}
+
+interface PreparedCall<T> {
+  request: HttpRequestSpec | AiRequestSpec;
+  meta: StepMeta;
+  call: () => Promise<T>;
+}
+
+/**
+ * A connector or ai step's first attempt. Its templates are resolved first (secrets templates stay as
+ * written: the call resolves them, so secret values never reach history). A retryable failure hands the
+ * step over to an activity for the attempts left (`next: retry`), visible to describe and Temporal UI.
+ */
+async function runNetworkStep<T>(
+  step: ConnectorStep | AiStep,
+  started: Date,
+  prepare: (signal: AbortSignal) => Promise<PreparedCall<T>>,
+): Promise<StepOutcome> {
+  const canceled = Context.current().cancellationSignal;
+  const timeoutMs = durationMs(attemptTimeoutOf(step));
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const { request, meta, call } = await prepare(AbortSignal.any([canceled, deadline]));
+  const inputProblem = stepDataProblem(request, MAX_STEP_INPUT_BYTES);
+  if (inputProblem) {
+    return failed(step, started, null, {
+      code: DATA_LIMIT_CODES.input,
+      message: `The input of step "${step.id}" (its configuration after templates) ${inputProblem}.`,
+    });
+  }
+  let output: T;
+  try {
+    output = await call();
+  } catch (error) {
+    if (canceled.aborted)
+      throw canceled.reason instanceof CancelledFailure
+        ? canceled.reason
+        : new CancelledFailure('The step was canceled.');
+    const failure = deadline.aborted
+      ? ApplicationFailure.retryable(`Step "${step.id}" timed out.`, STEP_ERROR_CODES.timeout)
+      : toApplicationFailure(error);
+    const code = failure.type ?? STEP_ERROR_CODES.stepFailed;
+    const retry = retryOf(step);
+    if (failure.nonRetryable || retry.max_attempts <= 1)
+      return failed(step, started, request, { code, message: failure.message });
+    const delayMs =
+      failure.nextRetryDelay != null
+        ? msToNumber(failure.nextRetryDelay)
+        : durationMs(retry.initial_interval);
+    const finished = new Date();
+    return {
+      record: {
+        id: step.id,
+        status: 'running',
+        started_at: started.toISOString(),
+        finished_at: null,
+        attempts: 1,
+        input: request,
+        output: null,
+        error: { code, message: failure.message },
+        next_attempt_at: new Date(finished.getTime() + delayMs).toISOString(),
+      },
+      next: { kind: 'retry', request, meta, delay_ms: delayMs },
+    };
+  }
+  const problem = stepDataProblem(output, MAX_STEP_OUTPUT_BYTES);
+  if (problem) {
+    return failed(step, started, request, {
+      code: DATA_LIMIT_CODES.output,
+      message: `The step's output ${problem}.`,
+    });
+  }
+  return {
+    record: {
+      ...timing(started),
+      id: step.id,
+      status: 'success',
+      attempts: 1,
+      input: request,
+      output,
+      error: null,
+    },
+  };
+}
+
+async function aiRequest(
+  step: AiStep,
+  context: ExpressionContext,
+  budget: EvaluationBudget,
+): Promise<AiRequestSpec> {
+  const configuration = { system: step.system ?? null, prompt: step.prompt };
+  const resolved = (await resolve(configuration, context, budget)) as {
+    system: string | null;
+    prompt: unknown;
+  };
+  return {
+    model: step.model ?? null,
+    system: resolved.system,
+    prompt: typeof resolved.prompt === 'string' ? resolved.prompt : JSON.stringify(resolved.prompt),
+    temperature: step.temperature ?? null,
+    max_tokens: step.max_tokens ?? null,
+    output_schema: step.output_schema ?? null,
+  };
+}
+
+/** An approval starts waiting: its input is the resolved message and how long the decision may take. */
+async function requestApproval(
+  step: ApprovalStep,
+  context: ExpressionContext,
+  budget: EvaluationBudget,
+  started: Date,
+): Promise<StepOutcome> {
+  const input = {
+    message: await resolve(step.message ?? null, context, budget),
+    timeout: step.timeout ?? null,
+  };
+  const problem = stepDataProblem(input, MAX_STEP_INPUT_BYTES);
+  if (problem) {
+    return failed(step, started, null, {
+      code: DATA_LIMIT_CODES.input,
+      message: `The input of step "${step.id}" (its configuration after templates) ${problem}.`,
+    });
+  }
+  return {
+    record: {
+      id: step.id,
+      status: 'waiting',
+      started_at: started.toISOString(),
+      finished_at: null,
+      attempts: 1,
+      input,
+      output: null,
+      error: null,
+    },
+    next: { kind: 'approval', timeout: step.timeout ?? null },
+  };
+}
+
+/** Templates, except those reading secrets, which only the step's call resolves. */
+function resolve(value: unknown, context: ExpressionContext, budget: EvaluationBudget): Promise<unknown> {
+  return resolveTemplates(value, context, { defer: readsSecrets, limits: STEP_LIMITS, budget });
+}
+
+function timing(started: Date): Pick<StepRecord, 'started_at' | 'finished_at'> {
+  return { started_at: started.toISOString(), finished_at: new Date().toISOString() };
+}
+
+function skipped(step: Step): StepRecord {
+  return {
+    id: step.id,
+    status: 'skipped',
+    started_at: null,
+    finished_at: null,
+    attempts: 0,
+    output: null,
+    error: null,
+  };
+}
+
+/** The step failed and fails the execution. `input` null: none to show; undefined: left to the reader. */
+function failed(
+  step: Step,
+  started: Date,
+  input: unknown,
+  error: { code: string; message: string },
+): StepOutcome {
+  const record: StepRecord = {
+    ...timing(started),
+    id: step.id,
+    status: 'failed',
+    attempts: 1,
+    output: null,
+    error,
+  };
+  if (input !== undefined) record.input = input;
+  return { record, next: { kind: 'fail', error: { step: step.id, ...error } } };
+}
+
+function toApplicationFailure(error: unknown): ApplicationFailure {
+  if (error instanceof ApplicationFailure) return error;
+  return ApplicationFailure.retryable((error as Error).message ?? String(error), STEP_ERROR_CODES.stepFailed);
+}
