@@ -31,6 +31,9 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
+# glibc gives every thread that allocates (the Temporal core's, Node's) a malloc arena of its own; two
+# keep a worker's memory some 50 MB lower under load, at no measurable cost.
+ENV MALLOC_ARENA_MAX=2
 # The service finds its root by walking up to package.json, then reads <root>/migrations and
 # <root>/dist/workflow-bundle.js: keep this layout.
 WORKDIR /app

@@ -3,7 +3,12 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
 import { projectRoot, projectVersion } from '../src/paths';
-import type { BenchStack } from './stack';
+/** What the environment says of the stack the scenarios ran against. */
+export interface StackDescription {
+  cliPath: string;
+  database?: string;
+  eagerStart?: boolean;
+}
 
 const run = promisify(execFile);
 
@@ -17,7 +22,7 @@ async function firstLineOf(command: string, args: string[]): Promise<string | nu
 }
 
 /** `loadBefore`: os.loadavg() before the stack started; other work on the machine skews every number. */
-export async function describeEnvironment(stack: BenchStack, loadBefore: number[]) {
+export async function describeEnvironment(stack: StackDescription, loadBefore: number[]) {
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
@@ -30,8 +35,8 @@ export async function describeEnvironment(stack: BenchStack, loadBefore: number[
     total_memory_mb: Math.round(os.totalmem() / 2 ** 20),
     load_average_before: loadBefore.map((value) => Math.round(value * 100) / 100),
     temporal_cli: await firstLineOf(stack.cliPath, ['--version']),
-    database: stack.runtime.services.db.kind,
+    database: stack.database ?? null,
     /** The worker shares the API's connection, so starts hand back the first workflow task. */
-    eager_start: stack.runtime.services.eagerStart,
+    eager_start: stack.eagerStart ?? null,
   };
 }

@@ -38,8 +38,41 @@ interface CompletionFigures {
   execution_latency_ms: Percentiles;
 }
 
+interface OnboardPhase {
+  concurrency?: number;
+  executions?: number;
+  errors?: number;
+  retried_starts?: number;
+  executions_per_sec: Figure;
+  trigger_to_receiver_ms: Percentiles;
+  cpu_ms_per_execution: Record<string, Figure>;
+  peak_rss_mb: Record<string, Figure>;
+  history: {
+    runs?: number;
+    completed?: number;
+    events_per_run: Figure;
+    workflow_tasks_per_run: Figure;
+    workflow_task_timeouts?: number;
+  };
+  receiver_missing?: number;
+  receiver_duplicates?: number;
+}
+
+interface OnboardVariant {
+  phases: Record<string, OnboardPhase>;
+}
+
 /** What the generator reads of the report run.ts writes (the type checks that it still matches). */
 export interface BenchReport {
+  onboard?: {
+    settings?: { count?: number };
+    hook_pglite?: OnboardVariant;
+    trigger_pglite?: OnboardVariant;
+    hook_postgres?: OnboardVariant;
+    floor?: OnboardVariant;
+    before?: OnboardVariant;
+    before_commit?: string | null;
+  };
   api_trigger?: LoadFigures;
   raw_start?: LoadFigures;
   end_to_end?: CompletionFigures & { executions?: number; concurrency?: number };
@@ -54,7 +87,7 @@ export interface BenchReport {
     api: CompletionFigures;
     baseline: CompletionFigures;
     /** null when no run of one side could be compared. */
-    activity_calls_match?: boolean | null;
+    results_match?: boolean | null;
   };
   webhooks?: {
     latency?: {
@@ -85,6 +118,12 @@ export interface BenchReport {
       unexpected_events?: number;
     };
   };
+  isolation?: {
+    runs?: number;
+    loops?: number;
+    quiet_latency_ms: Percentiles;
+    beside_loops_latency_ms: Percentiles;
+  };
   environment?: {
     date?: string;
     switchyard_version?: string;
@@ -96,8 +135,8 @@ export interface BenchReport {
     total_memory_mb?: number;
     load_average_before?: number[];
     temporal_cli?: string | null;
-    database?: string;
-    eager_start?: boolean;
+    database?: string | null;
+    eager_start?: boolean | null;
   };
   duration_s?: number;
 }
@@ -171,9 +210,81 @@ function duplicatesAndMissing(duplicates: number | undefined, missing: number | 
   return { metric: 'duplicates / missing', switchyard: `${count(duplicates)} / ${count(missing)}` };
 }
 
+const ONBOARD_LABELS = {
+  hook_pglite: 'Onboard (signed hook → rules → HTTP), PGlite',
+  trigger_pglite: 'Onboard through the trigger endpoint, PGlite',
+  hook_postgres: 'Onboard (signed hook), PostgreSQL server',
+  before: 'Onboard (signed hook), PGlite, before issue 9',
+} as const;
+
+/** The onboard scenario: each variant and concurrency beside the floor's phase at the same concurrency. */
+function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] {
+  const rows: ReportRow[] = [];
+  for (const [variant, label] of Object.entries(ONBOARD_LABELS) as [keyof typeof ONBOARD_LABELS, string][]) {
+    for (const [key, phase] of Object.entries(onboard[variant]?.phases ?? {})) {
+      const floor = onboard.floor?.phases[key];
+      const full = variant === 'hook_pglite';
+      const metrics = [
+        compared('executions/s', phase.executions_per_sec, floor?.executions_per_sec),
+        compared(
+          'trigger → receiver p50 (ms)',
+          phase.trigger_to_receiver_ms.p50,
+          floor?.trigger_to_receiver_ms.p50,
+        ),
+        compared(
+          'trigger → receiver p99 (ms)',
+          phase.trigger_to_receiver_ms.p99,
+          floor?.trigger_to_receiver_ms.p99,
+        ),
+        compared(
+          'CPU ms per execution, all processes',
+          phase.cpu_ms_per_execution['total'],
+          floor?.cpu_ms_per_execution['total'],
+        ),
+      ];
+      if (full) {
+        metrics.push(
+          compared(
+            'CPU ms: service (floor: worker)',
+            phase.cpu_ms_per_execution['service'],
+            floor?.cpu_ms_per_execution['worker'],
+          ),
+          compared(
+            'CPU ms: Temporal dev server',
+            phase.cpu_ms_per_execution['dev_server'],
+            floor?.cpu_ms_per_execution['dev_server'],
+          ),
+          compared(
+            'peak RSS MB: service (floor: worker)',
+            phase.peak_rss_mb['service'],
+            floor?.peak_rss_mb['worker'],
+          ),
+          compared('history events per run', phase.history.events_per_run, floor?.history.events_per_run),
+          compared(
+            'workflow tasks per run',
+            phase.history.workflow_tasks_per_run,
+            floor?.history.workflow_tasks_per_run,
+          ),
+          {
+            metric: 'workflow-task timeouts; duplicates / missing',
+            switchyard: `${count(phase.history.workflow_task_timeouts)}; ${count(phase.receiver_duplicates)} / ${count(phase.receiver_missing)}`,
+            baseline: floor
+              ? `${count(floor.history.workflow_task_timeouts)}; ${count(floor.receiver_duplicates)} / ${count(floor.receiver_missing)}`
+              : NONE,
+            ratio: NONE,
+          },
+        );
+      }
+      rows.push(...scenario(label, `${count(phase.executions)} runs, ${atOnce(phase.concurrency)}`, metrics));
+    }
+  }
+  return rows;
+}
+
 /** One row per measurement, in the report's order; scenarios absent from the report are left out. */
 export function reportRows(report: BenchReport): ReportRow[] {
   const rows: ReportRow[] = [];
+  if (report.onboard) rows.push(...onboardRows(report.onboard));
   const { api_trigger: api, raw_start: raw } = report;
   if (api && raw)
     rows.push(
@@ -243,6 +354,27 @@ export function reportRows(report: BenchReport): ReportRow[] {
       ),
     );
 
+  const isolation = report.isolation;
+  if (isolation)
+    rows.push(
+      ...scenario(
+        `A normal run beside ${count(isolation.loops)} endless loops (vs a quiet service)`,
+        `${count(isolation.runs)} runs each, 1 at a time`,
+        [
+          compared(
+            'trigger to closed p50 (ms)',
+            isolation.beside_loops_latency_ms.p50,
+            isolation.quiet_latency_ms.p50,
+          ),
+          compared(
+            'trigger to closed p99 (ms)',
+            isolation.beside_loops_latency_ms.p99,
+            isolation.quiet_latency_ms.p99,
+          ),
+        ],
+      ),
+    );
+
   const fanout = report.webhooks?.fanout;
   if (fanout)
     rows.push(
@@ -267,6 +399,17 @@ export function reportProblems(report: BenchReport): string[] {
   const flag = (what: string, ok: boolean | null | undefined, label: string) => {
     if (ok === false) problems.push(`${what}: ${label}`);
   };
+  for (const [variant, result] of Object.entries(report.onboard ?? {})) {
+    if (typeof result !== 'object' || result === null || !('phases' in result)) continue;
+    for (const [key, phase] of Object.entries(result.phases)) {
+      note(`onboard ${variant} ${key}`, phase.errors, 'errors');
+      note(`onboard ${variant} ${key}`, phase.receiver_missing, 'executions missing at the receiver');
+      note(`onboard ${variant} ${key}`, phase.receiver_duplicates, 'duplicated executions');
+      const { runs, completed } = phase.history;
+      if (runs !== undefined && completed !== undefined)
+        note(`onboard ${variant} ${key}`, runs - completed, 'not completed');
+    }
+  }
   note('api_trigger', report.api_trigger?.errors, 'errors');
   note('raw_start', report.raw_start?.errors, 'errors');
   note('end_to_end', report.end_to_end?.trigger_errors, 'trigger errors');
@@ -281,7 +424,7 @@ export function reportProblems(report: BenchReport): string[] {
     note(`five_step_e2e ${side}`, figures?.trigger_errors, 'trigger errors');
     note(`five_step_e2e ${side}`, figures?.not_completed, 'not completed');
   }
-  flag('five_step_e2e', five?.activity_calls_match, 'the two sides made different activity calls');
+  flag('five_step_e2e', five?.results_match, 'the two sides came to different results');
   const { latency, fanout, signatures } = report.webhooks ?? {};
   note('webhooks latency', latency?.errors, 'errors');
   note('webhooks latency', latency?.not_completed, 'not completed');
@@ -314,7 +457,7 @@ export function describeTemporal(cli: string | null | undefined): string {
   return match ? `CLI ${match[1]}, server ${match[2]} (dev server)` : cli;
 }
 
-function describeDatabase(kind: string | undefined): string {
+function describeDatabase(kind: string | null | undefined): string {
   if (kind === 'pglite') return 'PGlite (embedded PostgreSQL)';
   if (kind === 'postgres') return 'PostgreSQL server';
   return kind ?? 'unknown';

@@ -22,12 +22,18 @@ import { writeReportFiles } from './report';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFiveStep } from './scenarios/five-step';
+import { benchIsolation } from './scenarios/isolation';
+import { benchOnboard, onboardSettingsFromEnv } from './scenarios/onboard';
 import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
 import { benchWebhooks } from './scenarios/webhooks';
-import { progress, startBenchStack } from './stack';
+import { progress, stackDescription, startBenchStack } from './stack';
+import { createLogger } from '../src/logger';
+import { ensureTemporalCli } from '../src/temporal/cli';
 
 const RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'latest.json');
+/** Where a run of some scenarios only (BENCH_SCENARIOS) writes its results (not kept in git). */
+const SUBSET_RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'subset.json');
 
 function nonNegativeIntFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -58,59 +64,104 @@ function readSettings(): BenchSettings {
   };
 }
 
-function writeResults(report: unknown): string {
+function writeResults(report: unknown, file: string): string {
   const json = `${JSON.stringify(report, null, 2)}\n`;
-  fs.mkdirSync(path.dirname(RESULTS_FILE), { recursive: true });
-  const staging = `${RESULTS_FILE}.${process.pid}.tmp`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const staging = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(staging, json);
-  fs.renameSync(staging, RESULTS_FILE);
+  fs.renameSync(staging, file);
   return json;
 }
 
-async function runScenarios(ctx: BenchContext) {
+/** The scenarios that run against the in-process stack (bench/stack.ts). */
+const STACK_SCENARIOS = [
+  'trigger',
+  'end_to_end',
+  'read_execution',
+  'five_step_e2e',
+  'webhooks',
+  'isolation',
+] as const;
+const SCENARIOS = ['onboard', ...STACK_SCENARIOS] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+/** BENCH_SCENARIOS: a comma-separated subset of SCENARIOS (all by default). */
+function selectedScenarios(): Set<Scenario> {
+  const raw = process.env['BENCH_SCENARIOS'];
+  if (!raw) return new Set(SCENARIOS);
+  const names = raw.split(',').map((name) => name.trim());
+  for (const name of names)
+    if (!(SCENARIOS as readonly string[]).includes(name))
+      throw new Error(`BENCH_SCENARIOS: unknown scenario "${name}" (${SCENARIOS.join(', ')})`);
+  return new Set(names as Scenario[]);
+}
+
+async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
   return {
-    ...(await benchApiVersusRaw(ctx)),
-    end_to_end: await benchEndToEnd(ctx),
-    read_execution: await benchReadExecution(ctx),
-    five_step_e2e: await benchFiveStep(ctx),
-    webhooks: await benchWebhooks(ctx),
+    ...(selected.has('trigger') ? await benchApiVersusRaw(ctx) : {}),
+    ...(selected.has('end_to_end') ? { end_to_end: await benchEndToEnd(ctx) } : {}),
+    ...(selected.has('read_execution') ? { read_execution: await benchReadExecution(ctx) } : {}),
+    ...(selected.has('five_step_e2e') ? { five_step_e2e: await benchFiveStep(ctx) } : {}),
+    ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
+    ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
   };
 }
 
 async function main(): Promise<void> {
   const settings = readSettings();
+  const selected = selectedScenarios();
   const began = Date.now();
   const loadBefore = os.loadavg();
-  const starting = startBenchStack();
-  const interrupted = () => {
-    progress('interrupted: stopping the stack');
-    void starting
-      .then((stack) => stack.stop())
-      .catch(() => undefined)
-      .finally(() => process.exit(130));
-  };
-  process.once('SIGINT', interrupted);
-  process.once('SIGTERM', interrupted);
-
-  const stack = await starting;
-  const api = createApiClient(stack.baseUrl, stack.apiKey, settings.concurrency);
-  try {
-    const results = await runScenarios({ stack, settings, api });
-    const report = {
-      benchmark: 'switchyard',
-      settings,
-      ...results,
-      environment: await describeEnvironment(stack, loadBefore),
-      duration_s: Math.round((Date.now() - began) / 1000),
+  // First, on stacks of its own (the service as `npm start` runs it), before the in-process stack exists.
+  const onboard = selected.has('onboard') ? await benchOnboard(onboardSettingsFromEnv()) : undefined;
+  const needsStack = STACK_SCENARIOS.some((scenario) => selected.has(scenario));
+  let results: Awaited<ReturnType<typeof runScenarios>> = {};
+  let environment: Awaited<ReturnType<typeof describeEnvironment>>;
+  if (needsStack) {
+    const starting = startBenchStack();
+    const interrupted = () => {
+      progress('interrupted: stopping the stack');
+      void starting
+        .then((stack) => stack.stop())
+        .catch(() => undefined)
+        .finally(() => process.exit(130));
     };
-    process.stdout.write(writeResults(report));
-    for (const file of [RESULTS_FILE, ...writeReportFiles(report)])
-      progress(`written to ${path.relative(process.cwd(), file) || file}`);
-  } finally {
-    progress('stopping the stack');
-    await api.close();
-    await stack.stop();
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
+    const stack = await starting;
+    const api = createApiClient(stack.baseUrl, stack.apiKey, settings.concurrency);
+    try {
+      results = await runScenarios({ stack, settings, api }, selected);
+      environment = await describeEnvironment(stackDescription(stack), loadBefore);
+    } finally {
+      progress('stopping the stack');
+      await api.close();
+      await stack.stop();
+    }
+  } else {
+    environment = await describeEnvironment(
+      { cliPath: await ensureTemporalCli(process.env['TEMPORAL_CLI_PATH'], createLogger('silent')) },
+      loadBefore,
+    );
   }
+  const report = {
+    benchmark: 'switchyard',
+    settings,
+    scenarios: [...selected],
+    ...(onboard ? { onboard } : {}),
+    ...results,
+    environment,
+    duration_s: Math.round((Date.now() - began) / 1000),
+  };
+  if (selected.size < SCENARIOS.length) {
+    // A subset does not replace the full results (latest.json, latest.md, the README's table).
+    process.stdout.write(writeResults(report, SUBSET_RESULTS_FILE));
+    progress(`written to ${path.relative(process.cwd(), SUBSET_RESULTS_FILE)}`);
+    return;
+  }
+  process.stdout.write(writeResults(report, RESULTS_FILE));
+  for (const file of [RESULTS_FILE, ...writeReportFiles(report)])
+    progress(`written to ${path.relative(process.cwd(), file) || file}`);
 }
 
 main().then(

@@ -31,6 +31,15 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
+/** The in-process stack, as the report's environment describes it. */
+export function stackDescription(stack: BenchStack) {
+  return {
+    cliPath: stack.cliPath,
+    database: stack.runtime.services.db.kind,
+    eagerStart: stack.runtime.services.eagerStart,
+  };
+}
+
 /** Progress for the person watching; stdout is reserved for the JSON report. */
 export function progress(message: string): void {
   process.stderr.write(`[bench] ${message}\n`);

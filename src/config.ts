@@ -50,6 +50,13 @@ const envSchema = z.object({
   SEED_DEMO: booleanFromEnv.default(true),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+  BACKLOG_LIMIT_MS: z.coerce.number().int().min(0).default(0),
+  TRIGGER_BACKLOG: positiveInt.default(16),
+  TRIGGER_MAX_WAIT_MS: positiveInt.default(10_000),
+  WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(40),
+  WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
+  WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
+  WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(200),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -84,8 +91,27 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** How long a client may take to send a whole request (headers and body). */
   requestTimeoutMs: number;
+  /** Triggers answer 429 while workflow tasks wait longer than this to start (0: never). */
+  backlogLimitMs: number;
+  /** With the worker in the same process: accepted executions whose steps have not begun, at most (admission.ts). */
+  triggerBacklog: number;
+  /** How long a trigger waits for its turn before it is refused (429). */
+  triggerMaxWaitMs: number;
+  /** How much work one worker process takes on at once (README, Performance). */
+  worker: WorkerTuning;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
+}
+
+export interface WorkerTuning {
+  /** Workflow tasks in progress at once (a run's steps run inside its task). */
+  workflowTaskSlots: number;
+  /** Step local activities running at once. */
+  localActivitySlots: number;
+  /** Activities (retries of connector and ai steps, webhook deliveries) running at once. */
+  activitySlots: number;
+  /** Runs kept in memory between their workflow tasks (an approval's wait, a retry); 0: none. */
+  cachedWorkflows: number;
 }
 
 export class ConfigError extends Error {
@@ -133,6 +159,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedDemo: e.SEED_DEMO,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    backlogLimitMs: e.BACKLOG_LIMIT_MS,
+    triggerBacklog: e.TRIGGER_BACKLOG,
+    triggerMaxWaitMs: e.TRIGGER_MAX_WAIT_MS,
+    worker: {
+      workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS,
+      localActivitySlots: e.WORKER_LOCAL_ACTIVITY_SLOTS,
+      activitySlots: e.WORKER_ACTIVITY_SLOTS,
+      cachedWorkflows: e.WORKER_CACHED_WORKFLOWS,
+    },
     environment: present as Record<string, string>,
   };
 }

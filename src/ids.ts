@@ -22,8 +22,19 @@ export const newWorkspaceId = (): string => `ws_${randomBase62(16)}`;
 export const newApiKey = (): string => `sk_${randomBase62(40)}`;
 
 /**
+ * `length` (at most 32) base62 characters of the SHA-256 of `key`, one per byte: stable, and as
+ * unguessable as `key` (a byte modulo 62 leans slightly towards the first characters: no matter here).
+ */
+function base62OfHash(key: string, length: number): string {
+  const digest = createHash('sha256').update(key).digest();
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[digest[i]! % 62];
+  return out;
+}
+
+/**
  * The execution id prefix of a schedule's runs: stable per `key` (the schedule), `ex_` + 20 base62
- * characters of its SHA-256 (about 119 bits). Temporal appends each run's nominal start time to it.
+ * digits of its SHA-256 (about 119 bits). Temporal appends each run's nominal start time to it.
  */
 export function scheduledExecutionIdPrefix(key: string): string {
   let n = BigInt(`0x${sha256Hex(key)}`);
@@ -33,6 +44,15 @@ export function scheduledExecutionIdPrefix(key: string): string {
     n /= 62n;
   }
   return `ex_${out}`;
+}
+
+/**
+ * The execution id of a signed inbound request (CONTRACT §7): the same for the same signed content to
+ * the same workflow, so that a replay starts nothing new — Temporal refuses a second run with the same
+ * workflow id — without a row per request. `ex_` + 24 base62 characters, like a trigger's random ids.
+ */
+export function hookExecutionId(workspaceId: string, workflowId: string, replayKey: string): string {
+  return `ex_${base62OfHash(`hook\u0000${workspaceId}\u0000${workflowId}\u0000${replayKey}`, 24)}`;
 }
 
 /**

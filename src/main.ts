@@ -22,7 +22,12 @@ async function main(): Promise<void> {
   let announced = false;
   const supervisor = superviseService({
     entry: path.join(__dirname, 'service-main.js'),
-    env: devServer ? { TEMPORAL_ADDRESS: devServer.address } : {},
+    env: {
+      ...(devServer ? { TEMPORAL_ADDRESS: devServer.address } : {}),
+      // glibc gives every thread that allocates a malloc arena of its own; two keep the service's memory
+      // some 50 MB lower under load (README, Performance).
+      MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2',
+    },
     logger,
     onReady: (message) => {
       if (announced) {

@@ -8,6 +8,10 @@ import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from './app';
+import { AdmissionGate } from './executions/admission';
+import { ExecutionBacklog } from './executions/backpressure';
+import { CachedReads } from './store/cached-reads';
+import { ChangeFeed } from './store/changes';
 import { bootstrap } from './bootstrap';
 import type { Config } from './config';
 import type { Logger } from './logger';
@@ -88,6 +92,14 @@ export async function startRuntime({
     cleanups.push(() => db.close());
     const migration = await migrate(db);
     if (migration.to !== migration.from) logger.info(migration, 'Database migrated');
+    const admission =
+      api && runWorker
+        ? new AdmissionGate({ limit: config.triggerBacklog, maxWaitMs: config.triggerMaxWaitMs })
+        : undefined;
+    const changes = new ChangeFeed();
+    const reads = new CachedReads(db, changes);
+    await changes.start(db, logger);
+    cleanups.push(() => changes.close());
     if (db.pglite && canServeSocket(config.dataDir)) {
       // Lets `npm run admin` reach this embedded database while the service runs.
       fs.rmSync(pgliteSocketPath(config.dataDir), { force: true });
@@ -97,7 +109,17 @@ export async function startRuntime({
     }
 
     const cipher = createSecretCipher(loadOrCreateSecretsKey(config.secretsKey, config.dataDir));
-    const services: Services = { config, logger, db, temporal, cipher, eagerStart: runWorker };
+    const services: Services = {
+      config,
+      logger,
+      db,
+      temporal,
+      cipher,
+      eagerStart: runWorker,
+      backlog: new ExecutionBacklog({ temporal, config, logger }, config.backlogLimitMs),
+      admission,
+      reads,
+    };
     if (api) {
       await bootstrap(db, { bootstrapApiKey: config.bootstrapApiKey, seedDemo: config.seedDemo }, logger);
       // Temporal's schedules match the saved workflows (a failure here must not keep the API down).
@@ -115,12 +137,15 @@ export async function startRuntime({
         taskQueue: config.temporal.taskQueue,
         logger,
         db,
+        reads,
         cipher,
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         bundle: workflowBundle,
         extraActivities,
+        tuning: config.worker,
+        onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
       });
       // A run that crashed the worker before (maybe just now) must not crash this one.
       await terminateCrashLoopingRuns({

@@ -5,7 +5,7 @@
 import { listeningPort } from './net/listening-port';
 import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from './process-lifecycle';
 import { startRuntime } from './runtime';
-import { reportToSupervisor } from './supervisor';
+import { isSupervised, reportToSupervisor } from './supervisor';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -13,9 +13,9 @@ async function main(): Promise<void> {
   const runtime = await startRuntime({ config, logger, api: true, worker: true }).catch((error: unknown) =>
     failStart(logger, error),
   );
-  stopOnSignals(runtime, logger);
+  const stop = stopOnSignals(runtime, logger, isSupervised());
   reportToSupervisor(runtime.server ? listeningPort(runtime.server) : null, () =>
-    process.kill(process.pid, 'SIGTERM'),
+    stop.request('the supervisor is gone'),
   );
 }
 

@@ -1,7 +1,10 @@
 /** Everything request handlers need, built once per process by main.ts (or by a test). */
 import type { Config } from './config';
+import type { AdmissionGate } from './executions/admission';
+import type { ExecutionBacklog } from './executions/backpressure';
 import type { Logger } from './logger';
 import type { SecretCipher } from './secrets/cipher';
+import type { CachedReads } from './store/cached-reads';
 import type { Database } from './store/db';
 import type { TemporalConnection } from './temporal/connection';
 
@@ -16,4 +19,10 @@ export interface Services {
    * first workflow task can come back in the start response (eager start).
    */
   eagerStart: boolean;
+  /** Backpressure: refuses new executions while the workers are behind (executions/backpressure.ts). */
+  backlog: ExecutionBacklog;
+  /** With the worker in this process: paces new executions by how fast it takes them (admission.ts). */
+  admission: AdmissionGate | undefined;
+  /** What triggers read from the database, cached and kept fresh by change notices. */
+  reads: CachedReads;
 }

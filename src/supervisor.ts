@@ -118,6 +118,11 @@ export function superviseService(options: SupervisorOptions): Supervisor {
   };
 }
 
+/** True in a process the supervisor started (its IPC channel is open). */
+export function isSupervised(): boolean {
+  return process.send !== undefined;
+}
+
 /**
  * In the service process: tells the supervisor it is ready, and stops when the supervisor goes away
  * (its IPC channel closes), so a killed supervisor never leaves a service running on its own.

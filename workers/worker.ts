@@ -10,8 +10,10 @@ import {
   Runtime,
   Worker,
   type NativeConnection,
+  type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
+import type { WorkerTuning } from '../src/config';
 import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
 import { createActivities, type ActivityDeps } from './activities';
@@ -23,6 +25,9 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   logger: Logger;
   /** A bundle built earlier in this process (tests share one across workers). */
   bundle?: WorkflowBundleOption;
+  tuning: WorkerTuning;
+  /** Told when a batch of an execution's steps begins (ActivityDeps.onStepsBegin). */
+  onStepsBegin?: (executionId: string) => void;
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
@@ -60,6 +65,19 @@ export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundle
   });
 }
 
+/**
+ * Worker settings from the configuration (WORKER_*, chosen from measurements: README, Performance); the
+ * benchmark's floor worker takes the same, so that the comparison is of the code, not the settings.
+ */
+export function workerTuning(tuning: WorkerTuning) {
+  return {
+    maxConcurrentWorkflowTaskExecutions: tuning.workflowTaskSlots,
+    maxConcurrentLocalActivityExecutions: tuning.localActivitySlots,
+    maxConcurrentActivityTaskExecutions: tuning.activitySlots,
+    maxCachedWorkflows: tuning.cachedWorkflows,
+  } satisfies Partial<WorkerOptions>;
+}
+
 export async function createExecutionWorker(options: ExecutionWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -73,8 +91,7 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
         client: new Client({ connection: options.connection, namespace: options.namespace }),
       }),
     },
-    // Steps mostly wait on the network: many can run at once on one core.
-    maxConcurrentActivityTaskExecutions: 200,
+    ...workerTuning(options.tuning),
     shutdownGraceTime: '10s',
   });
 }

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { AppError, notFound } from '../errors';
 import { workflowIdSchema } from '../definitions/schema';
 import { triggerExecution } from '../executions/trigger';
-import { hookCandidates } from '../hooks/hook-secrets';
+import { openHookSecret } from '../hooks/hook-secrets';
+import { hookExecutionId } from '../ids';
 import {
   replayKey,
   SIGNATURE_HEADER,
@@ -60,7 +61,9 @@ const DESCRIPTION = [
   'one is meant.',
   '',
   'The body is the input object, validated against the input_schema (400 `invalid_input`). The same signed',
-  'request (same `t` and body) sent again answers with the same execution_id and starts nothing new (for 24 h).',
+  'request (same `t` and body) sent again answers with the same execution_id and starts nothing new (as long',
+  'as the execution is kept: the namespace retention, 30 days by default; a signature is only accepted for',
+  `${SIGNATURE_TOLERANCE_SECONDS} s anyway).`,
   'Verified requests are rate-limited per workflow (token bucket with the per-key settings); responses carry',
   'RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and a 429 `rate_limited` adds Retry-After.',
   '',
@@ -99,7 +102,7 @@ export function hookRoutes(): AnyRoute[] {
       handler: async ({ koa, services, params, rawBody }) => {
         const workflowId = params.workflow;
         const candidates = workflowIdSchema.safeParse(workflowId).success
-          ? await hookCandidates(services.db, services.cipher, workflowId)
+          ? await services.reads.hookCandidates(workflowId)
           : [];
         if (candidates.length === 0) {
           throw notFound('workflow_not_found', `No workflow '${workflowId}' with a webhook trigger.`);
@@ -107,7 +110,7 @@ export function hookRoutes(): AnyRoute[] {
         const verified = verifySignature({
           header: koa.get(SIGNATURE_HEADER),
           rawBody,
-          secrets: candidates.map((c) => c.secret),
+          secrets: candidates.map((candidate) => openHookSecret(services.cipher, candidate)),
         });
         if (!verified.ok) {
           throw new AppError(401, 'invalid_signature', SIGNATURE_PROBLEMS[verified.reason], {
@@ -124,7 +127,7 @@ export function hookRoutes(): AnyRoute[] {
           workspaceId,
           workflowId,
           body: parseJsonBody(koa, rawBody),
-          idempotencyKey: replayKey(verified.timestamp, rawBody),
+          executionId: hookExecutionId(workspaceId, workflowId, replayKey(verified.timestamp, rawBody)),
           triggerType: 'webhook',
         });
         return { status: 202, body: { status: 'accepted', execution_id: executionId } };

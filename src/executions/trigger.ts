@@ -11,8 +11,6 @@ import type { Services } from '../services';
 import { validateInput } from '../definitions/input-schema';
 import type { Definition, TriggerType } from '../definitions/schema';
 import { claimIdempotencyKey } from '../store/idempotency';
-import { subscribedEventKinds } from '../store/webhooks';
-import { getWorkflowVersion } from '../store/workflows';
 import { callTemporal } from '../temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
 import {
@@ -30,6 +28,11 @@ export interface TriggerRequest {
   version?: number;
   body: unknown;
   idempotencyKey?: string;
+  /**
+   * The execution id, when the caller derives it from the request (a signed hook): a repeat of the
+   * request starts nothing new, since Temporal refuses a second run of a workflow id.
+   */
+  executionId?: string;
   triggerType: TriggerType;
 }
 
@@ -37,8 +40,9 @@ export async function triggerExecution(
   services: Services,
   request: TriggerRequest,
 ): Promise<{ executionId: string }> {
-  const record = await getWorkflowVersion(
-    services.db,
+  // Without a worker here, Temporal's backlog is the only measure of how far behind the workers are.
+  if (!services.admission) services.backlog.admit();
+  const record = await services.reads.workflowVersion(
     request.workspaceId,
     request.workflowId,
     request.version,
@@ -84,7 +88,7 @@ export async function triggerExecution(
     );
   }
 
-  let executionId = newExecutionId();
+  let executionId = request.executionId ?? newExecutionId();
   if (request.idempotencyKey !== undefined) {
     ({ executionId } = await claimIdempotencyKey(services.db, {
       workspaceId: request.workspaceId,
@@ -100,28 +104,37 @@ export async function triggerExecution(
     input,
   };
   // The started event belongs to this moment: the run emits it only if someone subscribes now.
-  executionInput.emit_started = (await subscribedEventKinds(services.db, request.workspaceId)).includes(
+  executionInput.emit_started = (await services.reads.subscribedEventKinds(request.workspaceId)).includes(
     'execution.started',
   );
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
-  await startExecutionWorkflow(services, executionId, executionInput);
+  const admitted = (await services.admission?.admit(executionId)) ?? false;
+  try {
+    const started = await startExecutionWorkflow(services, executionId, executionInput);
+    if (!started && admitted) services.admission?.release(executionId);
+  } catch (error) {
+    if (admitted) services.admission?.release(executionId);
+    throw error;
+  }
   return { executionId };
 }
 
+/** Starts the execution's workflow; false when it had started already (an idempotent replay). */
 export async function startExecutionWorkflow(
   services: Services,
   executionId: string,
   input: ExecutionInput,
-): Promise<void> {
+): Promise<boolean> {
   const { client, connection } = services.temporal;
   try {
     await callTemporal(connection, () =>
       client.workflow.start(EXECUTION_WORKFLOW_TYPE, executionStartOptions(services, executionId, input)),
     );
+    return true;
   } catch (error) {
     // An idempotent replay of a trigger that already started: nothing new to start.
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
     throw error;
   }
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { SecretCipher } from '../secrets/cipher';
+import { announceChange } from '../store/changes';
 import type { Queryable } from '../store/db';
 
 const sealContext = (workspaceId: string, workflowId: string): string => `hook/${workspaceId}/${workflowId}`;
@@ -24,7 +25,9 @@ export async function ensureHookSecret(
     'insert into hook_secrets (workspace_id, workflow_id, sealed) values ($1, $2, $3) on conflict do nothing returning workflow_id',
     [workspaceId, workflowId, cipher.seal(secret, sealContext(workspaceId, workflowId))],
   );
-  return rows.length > 0 ? secret : undefined;
+  if (rows.length === 0) return undefined;
+  await announceChange(tx, 'workflows');
+  return secret;
 }
 
 /** Replaces the workflow's hook secret (creating it if missing) and returns the new one. */
@@ -40,23 +43,22 @@ export async function rotateHookSecret(
      on conflict (workspace_id, workflow_id) do update set sealed = excluded.sealed, created_at = now()`,
     [workspaceId, workflowId, cipher.seal(secret, sealContext(workspaceId, workflowId))],
   );
+  await announceChange(db, 'workflows');
   return secret;
 }
 
-export interface HookCandidate {
+export interface SealedHookCandidate {
   workspaceId: string;
-  secret: string;
+  workflowId: string;
+  /** The secret, sealed as stored (openHookSecret opens it). */
+  sealed: string;
 }
 
 /**
  * Every workflow with this id, in any workspace, whose latest version has a webhook trigger, with its
- * secret: the signature decides which one an inbound request means.
+ * sealed secret: the signature decides which one an inbound request means.
  */
-export async function hookCandidates(
-  db: Queryable,
-  cipher: SecretCipher,
-  workflowId: string,
-): Promise<HookCandidate[]> {
+export async function hookCandidates(db: Queryable, workflowId: string): Promise<SealedHookCandidate[]> {
   const rows = await db.query<{ workspace_id: string; sealed: string }>(
     `select h.workspace_id, h.sealed
        from hook_secrets h
@@ -65,8 +67,10 @@ export async function hookCandidates(
       where h.workflow_id = $1 and v.definition->'trigger'->>'type' = 'webhook'`,
     [workflowId],
   );
-  return rows.map((row) => ({
-    workspaceId: row.workspace_id,
-    secret: cipher.open(row.sealed, sealContext(row.workspace_id, workflowId)),
-  }));
+  return rows.map((row) => ({ workspaceId: row.workspace_id, workflowId, sealed: row.sealed }));
+}
+
+/** A candidate's secret in clear, for the one request that checks a signature with it. */
+export function openHookSecret(cipher: SecretCipher, candidate: SealedHookCandidate): string {
+  return cipher.open(candidate.sealed, sealContext(candidate.workspaceId, candidate.workflowId));
 }

@@ -5,6 +5,7 @@
  * Connection-level failures become AppError 503 `database_unavailable` here, once, so that no caller
  * can leak a driver error or hang on a dead server.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -25,7 +26,20 @@ export interface Database extends Queryable {
   execScript(sql: string): Promise<void>;
   /** Throws database_unavailable when the database cannot answer. */
   ping(): Promise<void>;
+  /**
+   * Receives NOTIFY payloads of a channel (see changes.ts). `onGap` is called when notices may be missed
+   * from then on (the listening connection was lost), `onLive` when they arrive again (reconnected: the
+   * ones sent meanwhile are lost). Resolves once listening, or once the first attempt failed (a gap,
+   * retried in the background); the returned function stops.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onNotice(payload: string): void;
+  onGap(): void;
+  onLive(): void;
 }
 
 /** PostgreSQL SQLSTATE classes and driver messages that mean "the server is not there", not "your SQL is wrong". */
@@ -85,10 +99,17 @@ export function pgliteDirectory(dataDir: string): string {
   return path.join(dataDir, 'pgdata');
 }
 
+/**
+ * PGlite's buffer cache: PostgreSQL's default (128 MB) costs the process its size in memory from the
+ * start, and the service's tables are small. 16 MB holds them.
+ */
+const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+
 async function openPglite(dataDir: string): Promise<Database> {
   const directory = pgliteDirectory(dataDir);
   fs.mkdirSync(directory, { recursive: true });
-  const db = await PGlite.create(directory);
+  if (!fs.existsSync(path.join(directory, 'PG_VERSION'))) await initializeCluster(directory);
+  const db = await PGlite.create(directory, { startParams: PGLITE_START_PARAMS });
   const run = async <Row>(q: Pick<PGlite, 'query'>, sql: string, params?: unknown[]): Promise<Row[]> => {
     try {
       return (await q.query<Row>(sql, params)).rows;
@@ -107,9 +128,31 @@ async function openPglite(dataDir: string): Promise<Database> {
       if (db.closed) throw databaseUnavailable(new Error('PGlite is closed'));
       await db.query('select 1');
     },
+    // One process, one connection: nothing can be missed.
+    listen: async (channel, handlers) => {
+      const stop = await db.listen(channel, (payload) => handlers.onNotice(payload));
+      return async () => {
+        if (!db.closed) await stop();
+      };
+    },
     close: () => db.close(),
     pglite: db,
   };
+}
+
+/** A new cluster, created by a short-lived child process (pglite-init.ts says why). */
+async function initializeCluster(directory: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [path.join(__dirname, 'pglite-init.js'), directory],
+      { timeout: 120_000 },
+      (error, _stdout, stderr) =>
+        error
+          ? reject(new Error(`Creating the embedded database failed: ${stderr || error.message}`))
+          : resolve(),
+    );
+  });
 }
 
 async function openPostgres(url: string, max: number): Promise<Database> {
@@ -155,8 +198,70 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     ping: async () => {
       await db.query('select 1');
     },
+    listen: (channel, handlers) => listenOnServer(url, channel, handlers),
     close: () => pool.end(),
   };
   await db.ping();
   return db;
+}
+
+/** How long to wait before listening again after the connection was lost: doubling up to the maximum. */
+const RELISTEN_DELAYS_MS = { first: 500, max: 15_000 };
+
+/**
+ * LISTEN on a connection of its own (pool connections come and go), reconnecting when it is lost. Each
+ * loss is a gap (notices sent meanwhile are lost), each reconnection `onLive`.
+ */
+async function listenOnServer(url: string, channel: string, handlers: ListenHandlers) {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let delay = RELISTEN_DELAYS_MS.first;
+  let timer: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+    next.on('notification', (message) => {
+      if (message.channel === channel && message.payload !== undefined) handlers.onNotice(message.payload);
+    });
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      next.removeAllListeners('error');
+      next.on('error', () => undefined);
+      void next.end().catch(() => undefined);
+      if (stopped) return;
+      handlers.onGap();
+      timer = setTimeout(retry, delay);
+      delay = Math.min(delay * 2, RELISTEN_DELAYS_MS.max);
+    };
+    next.on('error', lost);
+    next.on('end', lost);
+    await next.connect();
+    await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+    client = next;
+    delay = RELISTEN_DELAYS_MS.first;
+  };
+  const retry = () => {
+    connect().then(
+      () => handlers.onLive(),
+      () => {
+        if (stopped) return;
+        timer = setTimeout(retry, delay);
+        delay = Math.min(delay * 2, RELISTEN_DELAYS_MS.max);
+      },
+    );
+  };
+  try {
+    await connect();
+  } catch {
+    // The database may come later: until then, a gap.
+    handlers.onGap();
+    timer = setTimeout(retry, delay);
+  }
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    const current = client;
+    client = undefined;
+    await current?.end().catch(() => undefined);
+  };
 }

@@ -2,6 +2,7 @@
 import { randomBase62 } from '../ids';
 import type { SecretCipher } from '../secrets/cipher';
 import type { EventKind, EventPayload } from '../../workers/shared/event-types';
+import { announceChange } from './changes';
 import type { Queryable } from './db';
 
 export interface EndpointRecord {
@@ -64,6 +65,7 @@ export async function createEndpoint(
       cipher.seal(input.secret, sealContext(input.workspaceId, id)),
     ],
   );
+  await announceChange(db, 'webhooks');
   return row!;
 }
 
@@ -99,11 +101,13 @@ export async function deleteEndpoint(db: Queryable, workspaceId: string, id: str
     'delete from webhook_endpoints where workspace_id = $1 and id = $2 returning id',
     [workspaceId, id],
   );
+  if (rows.length > 0) await announceChange(db, 'webhooks');
   return rows.length > 0;
 }
 
 export async function disableEndpoint(db: Queryable, id: string): Promise<void> {
   await db.query("update webhook_endpoints set status = 'disabled', disabled_at = now() where id = $1", [id]);
+  await announceChange(db, 'webhooks');
 }
 
 /** The enabled endpoints of the workspace that subscribe to this event kind. */

@@ -1,5 +1,6 @@
 /** Workflows and their immutable versions (CONTRACT §4). Every save is a new version: 1, 2, 3, ... */
 import type { Definition } from '../definitions/schema';
+import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
 
 export interface WorkflowVersionRecord {
@@ -52,6 +53,7 @@ export async function createWorkflow<T>(
       ]);
       await insertVersion(tx, workspaceId, definition.id, 1, definition);
       const record = (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+      await announceChange(tx, 'workflows');
       return { record, extra: await afterSave(tx, record) };
     });
   } catch (error) {
@@ -76,6 +78,7 @@ export async function saveWorkflowVersion<T>(
     if (!row) return undefined;
     await insertVersion(tx, workspaceId, definition.id, row.latest_version, definition);
     const record = (await getWorkflowVersion(tx, workspaceId, definition.id))!;
+    await announceChange(tx, 'workflows');
     return { record, extra: await afterSave(tx, record) };
   });
 }
@@ -157,6 +160,7 @@ export async function deleteWorkflow(
       workflowId,
     ]);
     if (rows.length === 0) return false;
+    await announceChange(tx, 'workflows');
     await beforeCommit(tx);
     return true;
   });

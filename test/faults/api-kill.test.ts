@@ -6,7 +6,14 @@
 import { expect } from 'chai';
 import { rulesStep } from '../support/fixtures';
 import { waitFor } from '../support/wait';
-import { expectEventsDelivered, receivedEvents, reportScenario, ResponseLog, waitAllFinal } from './harness';
+import {
+  expectEventsDelivered,
+  receivedEvents,
+  reportScenario,
+  ResponseLog,
+  retryDelayMs,
+  waitAllFinal,
+} from './harness';
 import { EVENTS_PATH, startScenario, type Scenario } from './scenario';
 
 const KEYS = 120;
@@ -40,6 +47,8 @@ describe('fault: API killed under load @integration @faults', function () {
               executionByKey.set(key, res.body.execution_id as string);
               break;
             }
+            await new Promise((resolve) => setTimeout(resolve, retryDelayMs(res, 200)));
+            continue;
           } catch (error) {
             if ((error as Error).message.includes('two execution ids')) throw error;
             log.networkErrors += 1;

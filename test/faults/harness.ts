@@ -36,6 +36,12 @@ const CONTRACT_CODES = new Set([
   'database_unavailable',
 ]);
 
+/** How long a well-behaved caller waits before trying again: Retry-After when given, else `fallbackMs`. */
+export function retryDelayMs(res: Response, fallbackMs: number): number {
+  const seconds = Number(res.headers['retry-after']);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : fallbackMs;
+}
+
 /** Every API answer of a scenario, and whether it is one the contract allows. */
 export class ResponseLog {
   readonly statuses = new Map<number, number>();
@@ -43,9 +49,17 @@ export class ResponseLog {
   /** Requests that got no HTTP answer at all (the API process was gone). */
   networkErrors = 0;
 
+  /**
+   * `allowed`: the statuses the scenario expects. A 429 is always allowed, with a Retry-After header:
+   * under load and faults the workers fall behind, and the trigger endpoints then ask callers to slow
+   * down (backpressure, README Performance) instead of queueing without bound.
+   */
   record(res: Response, allowed: number[]): void {
     this.statuses.set(res.status, (this.statuses.get(res.status) ?? 0) + 1);
-    if (!allowed.includes(res.status))
+    if (res.status === 429) {
+      if (!/^\d+$/.test(String(res.headers['retry-after'] ?? '')))
+        this.violations.push(`429 without a Retry-After in seconds: ${JSON.stringify(res.headers)}`);
+    } else if (!allowed.includes(res.status))
       this.violations.push(`unexpected ${res.status}: ${JSON.stringify(res.body)}`);
     if (res.status >= 400) {
       const error = (
@@ -100,7 +114,7 @@ export async function triggerUnderFault(
             .timeout(20_000);
           options.log.record(res, options.allowed);
           if (res.status === 202) accepted.push(res.body.execution_id as string);
-          else await new Promise((resolve) => setTimeout(resolve, 100));
+          else await new Promise((resolve) => setTimeout(resolve, retryDelayMs(res, 100)));
         } catch {
           options.log.networkErrors += 1;
           await new Promise((resolve) => setTimeout(resolve, 100));

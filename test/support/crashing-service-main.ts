@@ -6,7 +6,7 @@
 import { listeningPort } from '../../src/net/listening-port';
 import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from '../../src/process-lifecycle';
 import { startRuntime } from '../../src/runtime';
-import { reportToSupervisor } from '../../src/supervisor';
+import { isSupervised, reportToSupervisor } from '../../src/supervisor';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -21,9 +21,9 @@ async function main(): Promise<void> {
     workflowBundle: { codePath },
     extraActivities: { crash_worker: () => process.abort() },
   }).catch((error: unknown) => failStart(logger, error));
-  stopOnSignals(runtime, logger);
+  const stop = stopOnSignals(runtime, logger, isSupervised());
   reportToSupervisor(runtime.server ? listeningPort(runtime.server) : null, () =>
-    process.kill(process.pid, 'SIGTERM'),
+    stop.request('the supervisor is gone'),
   );
 }
 

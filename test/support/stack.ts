@@ -131,6 +131,8 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   /** Where the service logs (silent by default). */
   logger?: Logger;
+  /** Run the worker in this service too (default true). */
+  worker?: boolean;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -155,7 +157,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   let runtime: Runtime;
   try {
-    runtime = await startRuntime({ config, logger: options.logger ?? testLogger, api: true, worker: true });
+    runtime = await startRuntime({
+      config,
+      logger: options.logger ?? testLogger,
+      api: true,
+      worker: options.worker ?? true,
+    });
   } catch (error) {
     await database?.drop();
     throw error;

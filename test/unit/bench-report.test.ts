@@ -63,7 +63,7 @@ function fixture(): BenchReport {
       concurrency: 32,
       api: completion(23.2, 4130, 6087),
       baseline: completion(29.81, 3230, 4741),
-      activity_calls_match: true,
+      results_match: true,
     },
     webhooks: {
       latency: {
@@ -216,10 +216,10 @@ describe('benchmark report (bench/report.ts)', () => {
     const report = fixture();
     report.api_trigger!.errors = 3;
     report.webhooks!.fanout!.missing = 1;
-    report.five_step_e2e!.activity_calls_match = false;
+    report.five_step_e2e!.results_match = false;
     expect(reportProblems(report)).to.deep.equal([
       'api_trigger: 3 errors',
-      'five_step_e2e: the two sides made different activity calls',
+      'five_step_e2e: the two sides came to different results',
       'webhooks fanout: 1 missing',
     ]);
     expect(renderReportBody(report)).to.include('Checks: **failed**: api_trigger: 3 errors; ');

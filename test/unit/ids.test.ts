@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { EXECUTION_ID_PATTERN, newExecutionId, scheduledExecutionIdPrefix } from '../../src/ids';
+import {
+  EXECUTION_ID_PATTERN,
+  hookExecutionId,
+  newExecutionId,
+  scheduledExecutionIdPrefix,
+} from '../../src/ids';
 
 describe('execution ids', () => {
   it('accepts the ids the trigger endpoint makes', () => {
@@ -40,5 +45,16 @@ describe('execution ids', () => {
     expect(a).to.match(/^ex_[A-Za-z0-9]{20}$/);
     expect(scheduledExecutionIdPrefix('switchyard:default:nightly')).to.equal(a);
     expect(scheduledExecutionIdPrefix('switchyard:other:nightly')).not.to.equal(a);
+  });
+
+  it('gives a signed inbound request the same id every time, and each other request its own', () => {
+    const id = hookExecutionId('default', 'onboard', 'replay-key-1');
+    expect(id)
+      .to.match(/^ex_[A-Za-z0-9]{24}$/)
+      .and.to.match(EXECUTION_ID_PATTERN);
+    expect(hookExecutionId('default', 'onboard', 'replay-key-1')).to.equal(id);
+    expect(hookExecutionId('default', 'onboard', 'replay-key-2')).not.to.equal(id);
+    expect(hookExecutionId('other', 'onboard', 'replay-key-1')).not.to.equal(id);
+    expect(hookExecutionId('default', 'offboard', 'replay-key-1')).not.to.equal(id);
   });
 });

@@ -19,11 +19,18 @@ import {
   subscribedEndpoints,
 } from '../../src/store/webhooks';
 import { webhookHeaders } from '../../src/webhooks/signing';
-import { DELIVERY_WORKFLOW_TYPE, type DeliveryWorkflowInput, type EmittedEvent } from '../shared/event-types';
+import {
+  DELIVERY_WORKFLOW_TYPE,
+  type DeliveryWorkflowInput,
+  type EmittedEvent,
+  type EventKind,
+} from '../shared/event-types';
 import { parseRetryAfter } from './retry-after';
 
 export interface EventActivityDeps {
   db: Database;
+  /** Which event kinds a workspace subscribes to, cached: most events go nowhere. */
+  subscribedEventKinds: (workspaceId: string) => Promise<EventKind[]>;
   cipher: SecretCipher;
   client: Client;
   policy: DestinationPolicy;
@@ -44,6 +51,8 @@ export function createEventActivities(deps: EventActivityDeps) {
   const maxAttempts = deps.retryScheduleMs.length + 1;
 
   async function emit_event(event: EmittedEvent): Promise<{ deliveries: number }> {
+    if (!(await deps.subscribedEventKinds(event.workspace_id)).includes(event.payload.event))
+      return { deliveries: 0 };
     const endpoints = await subscribedEndpoints(deps.db, event.workspace_id, event.payload.event);
     if (endpoints.length === 0) return { deliveries: 0 };
     const deliveryIds = await createDeliveries(

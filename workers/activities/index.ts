@@ -3,10 +3,10 @@
  * processes wire the same code to different databases and settings. Keys are Temporal activity types.
  */
 import type { Client } from '@temporalio/client';
+import type { CachedReads } from '../../src/store/cached-reads';
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
-import { subscribedEventKinds } from '../../src/store/webhooks';
 import { createAiActivity, type AiProviderConfig } from './ai';
 import { createEventActivities } from './events';
 import { createHttpConnector } from './http-connector';
@@ -16,6 +16,10 @@ import { createStepRunner } from './steps';
 
 export interface ActivityDeps {
   db: Database;
+  /** Cached reads (the subscriptions a run's last steps ask about). */
+  reads: CachedReads;
+  /** Told when a batch of an execution's steps begins (the embedded process's admission: admission.ts). */
+  onStepsBegin?: (executionId: string) => void;
   cipher: SecretCipher;
   allowPrivateDestinations: boolean;
   /** Cap on a connector (or AI provider) response body. */
@@ -45,7 +49,8 @@ export function createActivities(deps: ActivityDeps) {
     run_steps: createStepRunner({
       connector,
       ai,
-      subscribedEventKinds: (workspaceId) => subscribedEventKinds(deps.db, workspaceId),
+      onBatchBegin: deps.onStepsBegin,
+      subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
     }),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,
     // whose outputs must fit in a Temporal payload (see output-limit.ts).
@@ -53,6 +58,7 @@ export function createActivities(deps: ActivityDeps) {
     ai: limitOutput(ai),
     ...createEventActivities({
       db: deps.db,
+      subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
       cipher: deps.cipher,
       client: deps.client,
       policy: { allowPrivate: deps.allowPrivateDestinations },

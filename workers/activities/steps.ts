@@ -52,6 +52,8 @@ export interface StepRunnerDeps {
   connector: (spec: HttpRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<HttpResponseOutput>;
   ai: (spec: AiRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<AiOutput>;
   subscribedEventKinds: (workspaceId: string) => Promise<EventKind[]>;
+  /** Told as each batch begins, with the execution id. */
+  onBatchBegin?: (executionId: string) => void;
 }
 
 /**
@@ -77,6 +79,7 @@ interface StepOutcome {
 
 export function createStepRunner(deps: StepRunnerDeps) {
   return async function run_steps(batch: StepBatch): Promise<StepBatchResult> {
+    deps.onBatchBegin?.(batch.execution.id);
     const context = batch.context;
     const records: StepRecord[] = [];
     let next: BatchNext = { kind: 'continue' };

@@ -479,7 +479,8 @@ interface Instance {
 /** Idle instances by expression and compile-time limits, least recently used first. */
 const idleInstances = new Map<string, Instance[]>();
 const MAX_CACHED_EXPRESSIONS = 1000;
-const MAX_IDLE_PER_EXPRESSION = 4;
+/** As many as evaluations of one expression run at once (one per step local activity in flight). */
+const MAX_IDLE_PER_EXPRESSION = 16;
 
 async function takeInstance(expression: string, limits: EvaluationLimits): Promise<[string, Instance]> {
   const key = `${limits.maxDepth}:${limits.maxSequence}:${limits.timeoutMs ?? 0}:${expression}`;
@@ -624,10 +625,30 @@ interface AstNode {
 
 /** Lists the context names and step ids an expression reads; throws ExpressionError on a syntax error. */
 export function findReferences(expression: string): References {
-  const refs: References = { roots: new Set(), steps: new Set(), allSteps: false, secrets: new Set() };
-  visit(compileExpression(expression).ast(), refs);
+  const cached = referencesCache.get(expression);
+  if (cached instanceof ExpressionError) throw cached;
+  if (cached) return cached;
+  let refs: References | ExpressionError;
+  try {
+    refs = { roots: new Set(), steps: new Set(), allSteps: false, secrets: new Set() };
+    visit(compileExpression(expression).ast(), refs);
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    refs = error;
+  }
+  if (referencesCache.size >= MAX_CACHED_REFERENCES)
+    referencesCache.delete(referencesCache.keys().next().value!);
+  referencesCache.set(expression, refs);
+  if (refs instanceof ExpressionError) throw refs;
   return refs;
 }
+
+/**
+ * What expressions read, by expression: parsing costs a hundred µs or more, and every run of a
+ * definition asks again (which templates read secrets, where). The sets are shared: do not change them.
+ */
+const referencesCache = new Map<string, References | ExpressionError>();
+const MAX_CACHED_REFERENCES = 5000;
 
 function visit(node: unknown, refs: References): void {
   if (Array.isArray(node)) {

@@ -1,0 +1,93 @@
+/**
+ * CPU time and memory of processes, read from Linux's /proc: what a benchmark phase cost each process
+ * of the stack (the service, the Temporal dev server, a worker), independent of which one did the work.
+ */
+import fs from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** User + system CPU time of a process (all its threads) so far, in milliseconds; 0 once it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces: the fields after it start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory of a process now, in MiB; 0 once it is gone. */
+export function rssMb(pid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    return kb / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** The command line of a process, or '' once it is gone. */
+export function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** The live processes whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+/** CPU and peak memory of named processes over a window: start(), then stop() for the figures. */
+export class ProcessMeter {
+  private readonly startCpu = new Map<string, number>();
+  private readonly peakRss = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly pids: Record<string, number>) {}
+
+  start(sampleEveryMs = 200): void {
+    for (const [name, pid] of Object.entries(this.pids)) {
+      this.startCpu.set(name, cpuMs(pid));
+      this.peakRss.set(name, rssMb(pid));
+    }
+    this.timer = setInterval(() => this.sample(), sampleEveryMs);
+    this.timer.unref();
+  }
+
+  /** CPU milliseconds each process spent in the window, and its peak resident memory (MiB). */
+  stop(): { cpu_ms: Record<string, number>; peak_rss_mb: Record<string, number> } {
+    clearInterval(this.timer);
+    this.sample();
+    const cpu: Record<string, number> = {};
+    const peak: Record<string, number> = {};
+    for (const [name, pid] of Object.entries(this.pids)) {
+      cpu[name] = Math.max(0, cpuMs(pid) - (this.startCpu.get(name) ?? 0));
+      peak[name] = Math.round(this.peakRss.get(name) ?? 0);
+    }
+    return { cpu_ms: cpu, peak_rss_mb: peak };
+  }
+
+  private sample(): void {
+    for (const [name, pid] of Object.entries(this.pids))
+      this.peakRss.set(name, Math.max(this.peakRss.get(name) ?? 0, rssMb(pid)));
+  }
+}

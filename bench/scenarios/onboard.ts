@@ -1,0 +1,326 @@
+/**
+ * `onboard` (issue 9): the flow users compare with n8n — a signed hook → rules → HTTP call — against the
+ * service as `npm start` runs it, each variant on a stack of its own (bench/onboard/service.ts):
+ *
+ * - `hook_pglite`: signed POST /v1/hooks/onboard, embedded PGlite (what a newcomer runs);
+ * - `trigger_pglite`: POST /v1/workflows/onboard/trigger with an API key, PGlite;
+ * - `hook_postgres`: the signed hook, with the database on the PostgreSQL server;
+ * - `floor`: the same flow hand-written on the raw SDK (bench/workflows/onboard-floor.ts: the rule inline
+ *   in workflow code, one activity for the POST), started with `client.workflow.start`, its worker a
+ *   process of its own with the service worker's settings, on a dev server started the same way.
+ *
+ * Each: unmeasured warm-up, then a phase per concurrency (closed loop: BENCH_ONBOARD starts each), every
+ * process's CPU from /proc. Sizes: BENCH_ONBOARD (2000), BENCH_ONBOARD_WARMUP (200),
+ * BENCH_ONBOARD_CONCURRENCY ("10,50"), BENCH_ONBOARD_VARIANTS (all four), BENCH_POSTGRES_URL
+ * (TEST_DATABASE_URL's default server), BENCH_PROFILE_DIR (CPU profiles of the service process).
+ */
+import { execFile, fork } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { Pool } from 'undici';
+import { signatureHeader } from '../../src/hooks/signature';
+import { createLogger } from '../../src/logger';
+import { ensureTemporalCli } from '../../src/temporal/cli';
+import { startDevServer } from '../../src/temporal/dev-server';
+import { freePort } from '../../test/support/ports';
+import { runPhase, RetryLater, type PhaseResult, type Starter } from '../onboard/driver';
+import { ONBOARD_WORKFLOW_ID, onboardDefinition, onboardInput } from '../onboard/flow';
+import { startOnboardReceiver, type OnboardReceiver } from '../onboard/receiver';
+import { startServiceProcess, type ServiceUnderTest } from '../onboard/service';
+import { progress } from '../stack';
+import { ratio } from '../stats';
+import { ONBOARD_FLOOR_WORKFLOW_TYPE } from '../workflows/onboard-floor';
+
+export const ONBOARD_VARIANTS = [
+  'hook_pglite',
+  'trigger_pglite',
+  'hook_postgres',
+  'floor',
+  'before',
+] as const;
+type Variant = (typeof ONBOARD_VARIANTS)[number];
+
+export interface OnboardSettings {
+  count: number;
+  warmup: number;
+  concurrencies: number[];
+  variants: Variant[];
+  postgresUrl: string;
+  profileDir: string | undefined;
+  /** A checkout of an earlier build (BENCH_ONBOARD_BEFORE): the `before` variant runs it like hook_pglite. */
+  beforeRoot: string | undefined;
+}
+
+export function onboardSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): OnboardSettings {
+  const int = (name: string, fallback: number) => {
+    const value = Number(env[name] ?? fallback);
+    if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+    return value;
+  };
+  const beforeRoot = env['BENCH_ONBOARD_BEFORE'];
+  const defaults = ONBOARD_VARIANTS.filter((variant) => variant !== 'before' || beforeRoot);
+  const variants = (env['BENCH_ONBOARD_VARIANTS'] ?? defaults.join(','))
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const variant of variants)
+    if (!(ONBOARD_VARIANTS as readonly string[]).includes(variant))
+      throw new Error(
+        `BENCH_ONBOARD_VARIANTS: unknown variant "${variant}" (${ONBOARD_VARIANTS.join(', ')})`,
+      );
+  return {
+    count: int('BENCH_ONBOARD', 2000),
+    warmup: int('BENCH_ONBOARD_WARMUP', 200),
+    concurrencies: (env['BENCH_ONBOARD_CONCURRENCY'] ?? '10,50').split(',').map((c) => Number(c.trim())),
+    variants: variants as Variant[],
+    postgresUrl:
+      env['BENCH_POSTGRES_URL'] ?? env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    profileDir: env['BENCH_PROFILE_DIR'],
+    beforeRoot,
+  };
+}
+
+export interface VariantResult {
+  /** One phase per concurrency, keyed `c<N>`. */
+  phases: Record<string, PhaseResult>;
+  database?: string;
+}
+
+export async function benchOnboard(settings: OnboardSettings) {
+  const cliPath = await ensureTemporalCli(process.env['TEMPORAL_CLI_PATH'], silentLogger);
+  const receiver = await startOnboardReceiver();
+  const results: Partial<Record<Variant, VariantResult>> = {};
+  try {
+    for (const variant of settings.variants) {
+      progress(`onboard: ${variant}`);
+      results[variant] =
+        variant === 'floor'
+          ? await benchFloor(settings, cliPath, receiver)
+          : await benchService(variant, settings, cliPath, receiver);
+    }
+  } finally {
+    await receiver.stop();
+  }
+  return {
+    settings: { ...settings, postgresUrl: undefined, beforeRoot: undefined },
+    ...(settings.beforeRoot ? { before_commit: await commitOf(settings.beforeRoot) } : {}),
+    ...results,
+    versus_floor: versusFloor(results),
+  };
+}
+
+/** Each service variant's executions/s and CPU per execution beside the floor's, per concurrency. */
+function versusFloor(results: Partial<Record<Variant, VariantResult>>) {
+  const floor = results.floor?.phases;
+  if (!floor) return null;
+  const out: Record<
+    string,
+    Record<string, { executions_per_sec: number | null; cpu_ms_per_execution: number | null }>
+  > = {};
+  for (const [variant, result] of Object.entries(results)) {
+    if (variant === 'floor' || !result) continue;
+    out[variant] = {};
+    for (const [phase, measured] of Object.entries(result.phases)) {
+      const base = floor[phase];
+      if (!base) continue;
+      out[variant][phase] = {
+        executions_per_sec: ratio(measured.executions_per_sec, base.executions_per_sec),
+        cpu_ms_per_execution: ratio(
+          measured.cpu_ms_per_execution['total'] ?? NaN,
+          base.cpu_ms_per_execution['total'] ?? NaN,
+        ),
+      };
+    }
+  }
+  return out;
+}
+
+async function benchService(
+  variant: Exclude<Variant, 'floor'>,
+  settings: OnboardSettings,
+  cliPath: string,
+  receiver: OnboardReceiver,
+): Promise<VariantResult> {
+  const service = await startServiceProcess({
+    cliPath,
+    ...(variant === 'hook_postgres' ? { postgresUrl: settings.postgresUrl } : {}),
+    ...(settings.profileDir ? { profileDir: path.join(settings.profileDir, variant) } : {}),
+    ...(variant === 'before' ? { root: settings.beforeRoot } : {}),
+  });
+  const connection = await Connection.connect({ address: service.temporalAddress });
+  const client = new Client({ connection });
+  const pool = new Pool(service.baseUrl, {
+    connections: Math.max(...settings.concurrencies),
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+  });
+  try {
+    const hookSecret = await createOnboardWorkflow(service, pool, receiver.url);
+    const start =
+      variant === 'trigger_pglite' ? triggerStarter(service, pool) : hookStarter(pool, hookSecret);
+    const pids = { service: service.pids.service, dev_server: service.pids.dev_server };
+    return {
+      database: service.database,
+      phases: await runPhases(`${variant}`, settings, start, receiver, pids, client),
+    };
+  } finally {
+    await pool.close();
+    await connection.close();
+    await service.stop();
+  }
+}
+
+async function runPhases(
+  label: string,
+  settings: OnboardSettings,
+  start: Starter,
+  receiver: OnboardReceiver,
+  pids: Record<string, number>,
+  client: Client,
+): Promise<Record<string, PhaseResult>> {
+  if (settings.warmup > 0) {
+    await runPhase({
+      label: `${label}-warm`,
+      count: settings.warmup,
+      concurrency: 10,
+      start,
+      receiver,
+      pids,
+      client,
+    });
+  }
+  const phases: Record<string, PhaseResult> = {};
+  for (const concurrency of settings.concurrencies) {
+    const phase = await runPhase({
+      label: `${label}-c${concurrency}`,
+      count: settings.count,
+      concurrency,
+      start,
+      receiver,
+      pids,
+      client,
+    });
+    progress(
+      `onboard: ${label} c=${concurrency}: ${phase.executions_per_sec} executions/s, p50 ${phase.trigger_to_receiver_ms.p50} ms, ` +
+        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run`,
+    );
+    phases[`c${concurrency}`] = phase;
+  }
+  return phases;
+}
+
+/** Creates the onboard workflow through the API; answers its hook secret. */
+async function createOnboardWorkflow(
+  service: ServiceUnderTest,
+  pool: Pool,
+  receiverUrl: string,
+): Promise<string> {
+  const response = await pool.request({
+    method: 'POST',
+    path: '/v1/workflows',
+    headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(onboardDefinition(receiverUrl)),
+  });
+  const body = (await response.body.json()) as { hook_secret?: string };
+  if (response.statusCode !== 201 || !body.hook_secret)
+    throw new Error(`creating the onboard workflow answered ${response.statusCode}: ${JSON.stringify(body)}`);
+  return body.hook_secret;
+}
+
+async function commitOf(root: string): Promise<string | null> {
+  return new Promise((resolve) =>
+    execFile('git', ['rev-parse', '--short', 'HEAD'], { cwd: root }, (error, stdout) =>
+      resolve(error ? null : stdout.trim()),
+    ),
+  );
+}
+
+function hookStarter(pool: Pool, secret: string): Starter {
+  return async (customer, index) => {
+    const body = JSON.stringify(onboardInput(customer, index));
+    return accepted(
+      await pool.request({
+        method: 'POST',
+        path: `/v1/hooks/${ONBOARD_WORKFLOW_ID}`,
+        headers: {
+          'content-type': 'application/json',
+          'x-service-signature': signatureHeader(secret, body, Math.floor(Date.now() / 1000)),
+        },
+        body,
+      }),
+    );
+  };
+}
+
+function triggerStarter(service: ServiceUnderTest, pool: Pool): Starter {
+  return async (customer, index) =>
+    accepted(
+      await pool.request({
+        method: 'POST',
+        path: `/v1/workflows/${ONBOARD_WORKFLOW_ID}/trigger`,
+        headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(onboardInput(customer, index)),
+      }),
+    );
+}
+
+/** The execution id of a 202; RetryLater for a 429 or 503 with Retry-After; an error otherwise. */
+async function accepted(response: Awaited<ReturnType<Pool['request']>>): Promise<string> {
+  const text = await response.body.text();
+  if (response.statusCode === 202) return (JSON.parse(text) as { execution_id: string }).execution_id;
+  const retryAfter = Number(response.headers['retry-after']);
+  if ((response.statusCode === 429 || response.statusCode === 503) && Number.isFinite(retryAfter))
+    throw new RetryLater(Math.max(100, retryAfter * 1000));
+  throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+}
+
+/** The floor: a dev server started the same way, the floor worker in a process of its own. */
+async function benchFloor(
+  settings: OnboardSettings,
+  cliPath: string,
+  receiver: OnboardReceiver,
+): Promise<VariantResult> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-floor-'));
+  const devServer = await startDevServer({
+    cliPath,
+    dataDir,
+    ip: '127.0.0.1',
+    port: await freePort(),
+    uiPort: 0,
+    namespace: 'default',
+    logger: silentLogger,
+  });
+  const taskQueue = 'onboard-floor';
+  const worker = fork(path.join(__dirname, '..', 'floor-worker.js'), [], {
+    env: { ...process.env, FLOOR_TEMPORAL_ADDRESS: devServer.address, FLOOR_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const connection = await Connection.connect({ address: devServer.address });
+  const client = new Client({ connection });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('exit', (code) => reject(new Error(`the floor worker exited with ${code}`)));
+    });
+    const start: Starter = async (customer, index) => {
+      const input = { ...onboardInput(customer, index), url: `${receiver.url}/onboarded` };
+      await client.workflow.start(ONBOARD_FLOOR_WORKFLOW_TYPE, {
+        taskQueue,
+        workflowId: customer,
+        args: [input],
+      });
+      return customer;
+    };
+    const pids = { worker: worker.pid!, dev_server: devServer.process.pid! };
+    return { phases: await runPhases('floor', settings, start, receiver, pids, client) };
+  } finally {
+    worker.kill('SIGTERM');
+    await connection.close();
+    await devServer.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const silentLogger = createLogger('silent');

@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { AppError } from '../../src/errors';
+import { AdmissionGate } from '../../src/executions/admission';
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+describe('admission of new executions (embedded process)', () => {
+  it('admits up to the limit at once, then makes triggers wait for a place', async () => {
+    const gate = new AdmissionGate({ limit: 2, maxWaitMs: 1000 });
+    expect(await gate.admit('a')).to.equal(true);
+    expect(await gate.admit('b')).to.equal(true);
+    let admitted = false;
+    const waiting = gate.admit('c').then(() => (admitted = true));
+    await tick();
+    expect(admitted, 'a third one waits').to.equal(false);
+    gate.release('a');
+    await waiting;
+    expect(gate.inFlight).to.equal(2);
+  });
+
+  it('hands places out first in, first out', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
+    await gate.admit('a');
+    const order: string[] = [];
+    const waiters = ['b', 'c', 'd'].map((id) => gate.admit(id).then(() => order.push(id)));
+    for (const id of ['a', 'b', 'c']) {
+      await tick();
+      gate.release(id);
+    }
+    await Promise.all(waiters);
+    expect(order).to.deep.equal(['b', 'c', 'd']);
+  });
+
+  it('refuses a trigger that waited too long with 429 rate_limited and Retry-After', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 30 });
+    await gate.admit('a');
+    const error = await gate.admit('b').catch((caught: unknown) => caught);
+    expect(error).to.be.instanceOf(AppError);
+    expect(error).to.include({ status: 429, code: 'rate_limited' });
+    expect(Number((error as AppError).headers['Retry-After'])).to.be.at.least(1);
+    gate.release('a');
+    expect(await gate.admit('c'), 'the refused one took no place').to.equal(true);
+  });
+
+  it('counts a repeated request once', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 30 });
+    expect(await gate.admit('a')).to.equal(true);
+    expect(await gate.admit('a')).to.equal(false);
+    expect(gate.inFlight).to.equal(1);
+  });
+
+  it('frees a place after holdMs even if nothing releases it', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000, holdMs: 20 });
+    await gate.admit('a');
+    await gate.admit('b');
+    expect(gate.inFlight).to.equal(1);
+  });
+});
