@@ -3,6 +3,7 @@
  * get the gold tier) → a `connector` step POSTing the customer and tier to a receiver.
  */
 import type { Definition } from '../../src/definitions/schema';
+import { CUSTOMER_INPUT_SCHEMA } from '../scenarios/common';
 
 export const ONBOARD_WORKFLOW_ID = 'onboard';
 
@@ -11,11 +12,7 @@ export function onboardDefinition(receiverUrl: string): Definition {
     id: ONBOARD_WORKFLOW_ID,
     name: 'Onboarding (benchmark)',
     trigger: { type: 'webhook' },
-    input_schema: {
-      type: 'object',
-      required: ['customer', 'plan'],
-      properties: { customer: { type: 'string' }, plan: { type: 'string' } },
-    },
+    input_schema: CUSTOMER_INPUT_SCHEMA,
     steps: [
       {
         id: 'route',

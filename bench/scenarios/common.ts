@@ -1,5 +1,6 @@
 /** What every scenario receives, and the workload they share (the seeded demo workflow). */
 import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
+import type { Definition } from '../../src/definitions/schema';
 import { DEFAULT_WORKSPACE_ID } from '../../src/store/workspaces';
 import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
 import type { ApiClient } from '../http-load';
@@ -49,6 +50,13 @@ export interface BenchContext {
 /** The seeded demo workflow (rules steps only, so every run succeeds without the network). */
 export const DEMO_WORKFLOW_ID = CUSTOMER_ONBOARDING.id;
 export const DEMO_WORKSPACE_ID = DEFAULT_WORKSPACE_ID;
+
+/** The input schema of the benchmark's own workflows: a customer and a plan, as demoInput sends. */
+export const CUSTOMER_INPUT_SCHEMA: NonNullable<Definition['input_schema']> = {
+  type: 'object',
+  required: ['customer', 'plan'],
+  properties: { customer: { type: 'string' }, plan: { type: 'string' } },
+};
 
 /** The trigger body of operation `index`: both plans that succeed, alternately. */
 export function demoInput(index: number): { customer: string; plan: string } {

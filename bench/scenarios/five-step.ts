@@ -30,7 +30,7 @@ import {
   type fiveStepBaseline,
   type FiveStepInput,
 } from '../workflows/baseline';
-import { DEMO_WORKSPACE_ID, demoInput, split, type BenchContext } from './common';
+import { CUSTOMER_INPUT_SCHEMA, DEMO_WORKSPACE_ID, demoInput, split, type BenchContext } from './common';
 
 const FIVE_STEP_WORKFLOW_ID = 'bench-five-step';
 const BASELINE_TASK_QUEUE = 'switchyard-bench-baseline';
@@ -43,11 +43,7 @@ export function fiveStepDefinition(receiverUrl: string): Definition {
   return {
     id: FIVE_STEP_WORKFLOW_ID,
     name: 'Benchmark: five steps',
-    input_schema: {
-      type: 'object',
-      required: ['customer', 'plan'],
-      properties: { customer: { type: 'string' }, plan: { type: 'string' } },
-    },
+    input_schema: CUSTOMER_INPUT_SCHEMA,
     steps: [
       { id: 'classify', kind: 'rules', ...FIVE_STEP_RULES.classify },
       {

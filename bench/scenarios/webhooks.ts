@@ -34,7 +34,7 @@ import { progress } from '../stack';
 import { perSecond, round, summarizeLatencies } from '../stats';
 import { quote, sleep, waitUntilNoneRunning } from '../visibility';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../webhook-receiver';
-import { demoInput, type BenchContext } from './common';
+import { CUSTOMER_INPUT_SCHEMA, demoInput, type BenchContext } from './common';
 
 const WORKFLOW_ID = 'bench-webhook-one-step';
 const EVENT = 'execution.completed';
@@ -54,11 +54,7 @@ export function oneStepDefinition(): Definition {
   return {
     id: WORKFLOW_ID,
     name: 'Benchmark: one rules step (webhooks)',
-    input_schema: {
-      type: 'object',
-      required: ['customer', 'plan'],
-      properties: { customer: { type: 'string' }, plan: { type: 'string' } },
-    },
+    input_schema: CUSTOMER_INPUT_SCHEMA,
     steps: [
       {
         id: 'route',

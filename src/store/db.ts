@@ -230,8 +230,7 @@ async function listenOnServer(url: string, channel: string, handlers: ListenHand
       void next.end().catch(() => undefined);
       if (stopped) return;
       handlers.onGap();
-      timer = setTimeout(retry, delay);
-      delay = Math.min(delay * 2, RELISTEN_DELAYS_MS.max);
+      retryLater();
     };
     next.on('error', lost);
     next.on('end', lost);
@@ -244,18 +243,20 @@ async function listenOnServer(url: string, channel: string, handlers: ListenHand
     connect().then(
       () => handlers.onLive(),
       () => {
-        if (stopped) return;
-        timer = setTimeout(retry, delay);
-        delay = Math.min(delay * 2, RELISTEN_DELAYS_MS.max);
+        if (!stopped) retryLater();
       },
     );
+  };
+  const retryLater = () => {
+    timer = setTimeout(retry, delay);
+    delay = Math.min(delay * 2, RELISTEN_DELAYS_MS.max);
   };
   try {
     await connect();
   } catch {
     // The database may come later: until then, a gap.
     handlers.onGap();
-    timer = setTimeout(retry, delay);
+    retryLater();
   }
   return async () => {
     stopped = true;
