@@ -16,6 +16,8 @@ export interface SupervisorOptions {
   entry: string;
   /** Environment of the service process, over this process's. */
   env: Record<string, string>;
+  /** Node and V8 options of the service process, after this process's own. */
+  nodeOptions?: string[];
   logger: Logger;
   /** Called each time the service process reports it is ready (its first start and every restart). */
   onReady?: (message: ReadyMessage) => void;
@@ -66,6 +68,7 @@ export function superviseService(options: SupervisorOptions): Supervisor {
   const start = (): void => {
     const startedAt = Date.now();
     const process_ = fork(options.entry, [], {
+      execArgv: [...process.execArgv, ...(options.nodeOptions ?? [])],
       env: { ...process.env, ...options.env },
       stdio: options.onOutput ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
     });

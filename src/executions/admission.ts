@@ -24,6 +24,7 @@ export interface AdmissionOptions {
 }
 
 interface Waiter {
+  /** Takes the freed place now (not a microtask later, where a new trigger could take it too). */
   admit: () => void;
   timer: NodeJS.Timeout;
 }
@@ -44,24 +45,24 @@ export class AdmissionGate {
    * the execution holds one already (a repeated request).
    */
   async admit(executionId: string): Promise<boolean> {
+    if (this.holding.size < this.options.limit && this.queue.length === 0) return this.hold(executionId);
     if (this.holding.has(executionId)) return false;
-    if (this.holding.size >= this.options.limit || this.queue.length > 0) {
-      await new Promise<void>((resolve, reject) => {
-        const waiter: Waiter = {
-          admit: () => {
-            clearTimeout(waiter.timer);
-            resolve();
-          },
-          timer: setTimeout(() => {
-            this.queue.splice(this.queue.indexOf(waiter), 1);
-            reject(this.refusal());
-          }, this.options.maxWaitMs),
-        };
-        this.queue.push(waiter);
-      });
-    }
-    this.hold(executionId);
-    return true;
+    return new Promise<boolean>((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(waiter.timer);
+          const took = this.hold(executionId);
+          // A repeated request that waited in line behind its own first one takes no place: pass it on.
+          if (!took) this.queue.shift()?.admit();
+          resolve(took);
+        },
+        timer: setTimeout(() => {
+          this.queue.splice(this.queue.indexOf(waiter), 1);
+          reject(this.refusal());
+        }, this.options.maxWaitMs),
+      };
+      this.queue.push(waiter);
+    });
   }
 
   /** The execution's steps began (or it will not start): its place goes to the next. */
@@ -73,10 +74,13 @@ export class AdmissionGate {
     this.queue.shift()?.admit();
   }
 
-  private hold(executionId: string): void {
+  /** False when the execution holds a place already. */
+  private hold(executionId: string): boolean {
+    if (this.holding.has(executionId)) return false;
     const timer = setTimeout(() => this.release(executionId), this.options.holdMs ?? 10_000);
     timer.unref();
     this.holding.set(executionId, timer);
+    return true;
   }
 
   private refusal(): AppError {

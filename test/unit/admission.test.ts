@@ -31,6 +31,19 @@ describe('admission of new executions (embedded process)', () => {
     expect(order).to.deep.equal(['b', 'c', 'd']);
   });
 
+  it('gives a freed place to the waiting trigger, not to one arriving at the same moment', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
+    await gate.admit('a');
+    const waiting = gate.admit('b');
+    gate.release('a');
+    const newcomer = gate.admit('c');
+    expect(await waiting).to.equal(true);
+    expect(gate.inFlight, 'b holds the only place; c waits').to.equal(1);
+    gate.release('b');
+    expect(await newcomer).to.equal(true);
+    expect(gate.inFlight).to.equal(1);
+  });
+
   it('refuses a trigger that waited too long with 429 rate_limited and Retry-After', async () => {
     const gate = new AdmissionGate({ limit: 1, maxWaitMs: 30 });
     await gate.admit('a');
