@@ -14,6 +14,7 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
+COPY core ./core
 COPY src ./src
 COPY workers ./workers
 RUN npm run build

@@ -34,13 +34,44 @@ export default tseslint.config(
       // Route handlers and cleanups are async by contract, whether or not they await.
       '@typescript-eslint/require-await': 'off',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // Dependencies run one way (DESIGN.md, README "Code layout"): API and worker both build on core/.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          basePath: import.meta.dirname,
+          zones: [
+            {
+              target: './core',
+              from: ['./src', './workers', './test', './bench', './scripts'],
+              message: 'core/ is what the API and the worker build on: it imports neither.',
+            },
+            {
+              target: './workers/workflows',
+              from: ['./src', './workers/worker.ts', './workers/main.ts'],
+              message: 'Workflow code imports core/ and @temporalio/workflow only (and types of activities).',
+            },
+            {
+              target: './workers/activities',
+              from: './src',
+              except: ['./store', './net', './secrets', './webhooks'],
+              message: 'Activities reach the database through src/store and the network through src/net.',
+            },
+            {
+              // The all-in-one runtime starts the worker beside the API; nothing else of the API may.
+              target: './src/**/!(runtime).ts',
+              from: './workers',
+              message: 'The API does not import worker internals.',
+            },
+          ],
+        },
+      ],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
     },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, and nothing from the
     // API process except types.
-    files: ['workers/workflows/**/*.ts', 'workers/shared/**/*.ts', 'bench/workflows/**/*.ts'],
+    files: ['workers/workflows/**/*.ts', 'core/**/*.ts', 'bench/workflows/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -3,11 +3,9 @@
  * is an AppError by the time it reaches the error middleware, which is the one place that renders them.
  */
 
-export interface ErrorDetail {
-  /** JSON pointer into the offending document, e.g. "/steps/1/request/url"; "" for the document itself. */
-  path: string;
-  message: string;
-}
+import type { ErrorDetail } from '../core/error-detail';
+
+export type { ErrorDetail };
 
 export type ErrorCode =
   | 'invalid_request'

@@ -2,7 +2,7 @@
  * The flow users compare with n8n (issue 9): a signed inbound hook → a `rules` step (enterprise plans
  * get the gold tier) → a `connector` step POSTing the customer and tier to a receiver.
  */
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { CUSTOMER_INPUT_SCHEMA } from '../scenarios/common';
 
 export const ONBOARD_WORKFLOW_ID = 'onboard';

@@ -1,8 +1,8 @@
 /** What every scenario receives, and the workload they share (the seeded demo workflow). */
 import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { DEFAULT_WORKSPACE_ID } from '../../src/store/workspaces';
-import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import type { ApiClient } from '../http-load';
 import type { BenchStack } from '../stack';
 import { quote } from '../visibility';

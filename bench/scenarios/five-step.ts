@@ -16,9 +16,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { createActivities } from '../../workers/activities';
-import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { runToCompletion, summarizeCompletions, type CompletionRun } from '../completion';
 import { startReceiver } from '../receiver';
 import { progress } from '../stack';

@@ -5,7 +5,7 @@
  * are kept in flight — re-triggered as they end. Sizes: BENCH_ISOLATION_RUNS (30), BENCH_ISOLATION_LOOPS (20).
  */
 import { performance } from 'node:perf_hooks';
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { progress } from '../stack';
 import { ratio, summarizeLatencies } from '../stats';
 import type { BenchContext } from './common';

@@ -9,7 +9,7 @@
  * not the server's saturation. The three contenders run in rotating order over BENCH_ROUNDS rounds.
  */
 import { temporal } from '@temporalio/proto';
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { runClosedLoop, summarizeRuns, type LoadResult, type LoadRun } from '../load';
 import { startReceiver } from '../receiver';
 import { progress } from '../stack';

@@ -8,7 +8,7 @@
  * server: a slow drift of the machine (a growing SQLite file, a neighbour's load) then weighs on both
  * alike instead of on whichever ran second.
  */
-import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { executionStartOptions } from '../../src/executions/trigger';
 import { newExecutionId } from '../../src/ids';
 import { getWorkflowVersion } from '../../src/store/workflows';

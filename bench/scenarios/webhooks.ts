@@ -21,13 +21,13 @@
  */
 import type { Client } from '@temporalio/client';
 import { performance } from 'node:perf_hooks';
-import type { Definition } from '../../src/definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { randomBase62 } from '../../src/ids';
 import { createApiKey } from '../../src/store/api-keys';
 import { createWorkspace } from '../../src/store/workspaces';
-import { DELIVERY_WORKFLOW_TYPE } from '../../workers/shared/event-types';
-import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
-import { WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { DELIVERY_WORKFLOW_TYPE } from '../../core/event-types';
+import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
+import { WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { createApiClient, type ApiClient } from '../http-load';
 import { runClosedLoop } from '../load';
 import { progress } from '../stack';

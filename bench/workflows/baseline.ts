@@ -9,7 +9,7 @@
  */
 import { ActivityCancellationType, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../../workers/activities';
-import type { RuleSpec } from '../../workers/shared/execution-types';
+import type { RuleSpec } from '../../core/execution-types';
 
 type HttpResponse = Awaited<ReturnType<Activities['connector_http']>>;
 

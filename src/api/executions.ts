@@ -1,6 +1,6 @@
 /** Executions (CONTRACT §5): lists from Temporal visibility, one execution from its history. */
 import { z } from 'zod';
-import { workflowIdSchema } from '../definitions/schema';
+import { workflowIdSchema } from '../../core/definitions/schema';
 import { listExecutions } from '../executions/list';
 import { readExecution } from '../executions/read';
 import { EXECUTION_STATUSES } from '../executions/views';

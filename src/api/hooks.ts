@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { AppError, notFound } from '../errors';
-import { workflowIdSchema } from '../definitions/schema';
+import { workflowIdSchema } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { openHookSecret } from '../hooks/hook-secrets';
 import { hookExecutionId } from '../ids';

@@ -17,11 +17,7 @@ import {
 import { callTemporal } from '../temporal/errors';
 import { newEndpointSecret } from '../webhooks/signing';
 import { randomBase62 } from '../ids';
-import {
-  DELIVERY_WORKFLOW_TYPE,
-  EVENT_KINDS,
-  type DeliveryWorkflowInput,
-} from '../../workers/shared/event-types';
+import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { timestamp } from './schemas';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { parseDefinition } from '../definitions/validate';
-import { definitionSchema, workflowIdSchema, type Definition } from '../definitions/schema';
+import { definitionSchema, workflowIdSchema, type Definition } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../hooks/hook-secrets';
 import { afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';

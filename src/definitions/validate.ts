@@ -5,15 +5,11 @@
  */
 import type { z } from 'zod';
 import { AppError, type ErrorDetail } from '../errors';
-import {
-  ExpressionError,
-  findReferences,
-  readsSecrets,
-  stringsWithPointers,
-  templateExpressions,
-} from '../../workers/shared/expressions';
-import { compileInputSchema, validateInput } from './input-schema';
-import { definitionSchema, type Definition, type Step } from './schema';
+import { ExpressionError } from '../../core/expressions/errors';
+import { findReferences, readsSecrets } from '../../core/expressions/references';
+import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
+import { compileInputSchema, validateInput } from '../../core/definitions/input-schema';
+import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
 const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);

@@ -2,7 +2,7 @@
  * The demo workflow seeded on first start: routes a new customer by plan and composes a welcome
  * message. Rules steps only, so it succeeds offline; `plan: "banned"` shows a failed run.
  */
-import type { Definition } from '../definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 
 export const CUSTOMER_ONBOARDING: Definition = {
   id: 'customer-onboarding',

@@ -12,7 +12,7 @@ import {
   STEP_ERROR_CODES,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
-} from '../../workers/shared/execution-types';
+} from '../../core/execution-types';
 import { executionInputOf, locateExecution } from './locate';
 import { readExecution } from './read';
 import type { StepView } from './views';

@@ -5,23 +5,22 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { decodeCursor, encodeCursor, isString } from '../api/cursor';
 import type { Services } from '../services';
 import { supersededRuns } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
-import type { ExecutionError } from '../../workers/shared/execution-types';
-import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
+import type { ExecutionError } from '../../core/execution-types';
+import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import {
   TRIGGER_ATTRIBUTE,
   VERSION_ATTRIBUTE,
   WAITING_ATTRIBUTE,
   WORKFLOW_ATTRIBUTE,
   WORKSPACE_ATTRIBUTE,
-} from '../../workers/shared/search-attributes';
+} from '../../core/search-attributes';
+import { closedFromOutsideError, executionStatus } from './status';
 import { durationMs, type ErrorView, type ExecutionStatus, type ExecutionSummary } from './views';
-
-const WorkflowStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
 
 export interface ListExecutionsQuery {
   workflow?: string;
@@ -107,20 +106,7 @@ function memoField(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: 
 }
 
 function statusOf(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionStatus {
-  switch (info.status) {
-    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-      return 'success';
-    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_FAILED:
-      return 'failed';
-    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_CANCELED:
-      return 'canceled';
-    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED:
-      return 'terminated';
-    case WorkflowStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
-      return 'timed_out';
-    default:
-      return attribute(info, WAITING_ATTRIBUTE.name) === true ? 'waiting' : 'running';
-  }
+  return executionStatus(info.status, attribute(info, WAITING_ATTRIBUTE.name) === true);
 }
 
 /** Visibility has no failure details; the workflow keeps its error in the memo for lists. */
@@ -128,20 +114,10 @@ function errorOf(
   info: temporal.api.workflow.v1.IWorkflowExecutionInfo,
   status: ExecutionStatus,
 ): ErrorView | null {
-  switch (status) {
-    case 'failed': {
-      const error = memoField(info, 'error') as ExecutionError | undefined;
-      return error ?? { step: null, code: 'failed', message: 'The execution failed.' };
-    }
-    case 'canceled':
-      return { step: null, code: 'canceled', message: 'The execution was canceled.' };
-    case 'terminated':
-      return { step: null, code: 'terminated', message: 'The execution was terminated.' };
-    case 'timed_out':
-      return { step: null, code: 'timed_out', message: 'The execution timed out.' };
-    default:
-      return null;
-  }
+  if (status === 'running' || status === 'waiting') return null;
+  if (status !== 'failed') return closedFromOutsideError(status);
+  const error = memoField(info, 'error') as ExecutionError | undefined;
+  return error ?? { step: null, code: 'failed', message: 'The execution failed.' };
 }
 
 function toSummary(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionSummary {

@@ -5,8 +5,9 @@ import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
 import { firstPayload } from '../temporal/history-mapper';
-import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
-import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
+import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
+import { executionStatus } from './status';
 import type { ExecutionStatus } from './views';
 
 export const executionNotFound = (executionId: string): AppError =>
@@ -26,18 +27,11 @@ export interface LocatedExecution {
   status: ExecutionStatus;
 }
 
-const STATUS_BY_NAME: Record<string, ExecutionStatus> = {
-  COMPLETED: 'success',
-  FAILED: 'failed',
-  CANCELLED: 'canceled',
-  TERMINATED: 'terminated',
-  TIMED_OUT: 'timed_out',
-};
-
 export function statusOf(description: WorkflowExecutionDescription): ExecutionStatus {
-  const closed = STATUS_BY_NAME[description.status.name];
-  if (closed) return closed;
-  return description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true ? 'waiting' : 'running';
+  return executionStatus(
+    description.status.code,
+    description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
+  );
 }
 
 export async function locateExecution(

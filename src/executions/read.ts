@@ -7,8 +7,8 @@ import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
 import { mapExecution } from '../temporal/history-mapper';
-import { EXECUTION_WORKFLOW_TYPE } from '../../workers/shared/execution-types';
-import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
+import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import type { ExecutionView } from './views';
 
 /** describe + the whole history: more than one call's worth. */

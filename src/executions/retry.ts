@@ -11,7 +11,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError, invalidRequest } from '../errors';
 import type { Services } from '../services';
-import { validateInput } from '../definitions/input-schema';
+import { validateInput } from '../../core/definitions/input-schema';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
 import { firstPayload, mapExecution } from '../temporal/history-mapper';
@@ -20,7 +20,7 @@ import {
   type ExecutionInput,
   type ResumePoint,
   type StepRecord,
-} from '../../workers/shared/execution-types';
+} from '../../core/execution-types';
 import { locateExecution } from './locate';
 import { executionStartOptions } from './trigger';
 import type { StepView } from './views';

@@ -8,18 +8,18 @@ import type { Duration } from '@temporalio/common';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { newExecutionId } from '../ids';
 import type { Services } from '../services';
-import { validateInput } from '../definitions/input-schema';
-import type { Definition, TriggerType } from '../definitions/schema';
+import { validateInput } from '../../core/definitions/input-schema';
+import type { Definition, TriggerType } from '../../core/definitions/schema';
 import { claimIdempotencyKey } from '../store/idempotency';
 import { callTemporal } from '../temporal/errors';
-import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import {
   TRIGGER_ATTRIBUTE,
   VERSION_ATTRIBUTE,
   WAITING_ATTRIBUTE,
   WORKFLOW_ATTRIBUTE,
   WORKSPACE_ATTRIBUTE,
-} from '../../workers/shared/search-attributes';
+} from '../../core/search-attributes';
 
 export interface TriggerRequest {
   workspaceId: string;

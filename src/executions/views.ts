@@ -1,5 +1,5 @@
 /** The execution resources of the API (CONTRACT §5), as plain types shared by mappers and routes. */
-import type { TriggerType } from '../definitions/schema';
+import type { TriggerType } from '../../core/definitions/schema';
 
 export const EXECUTION_STATUSES = [
   'running',

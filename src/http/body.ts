@@ -6,7 +6,7 @@
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
 import { AppError, invalidRequest } from '../errors';
-import { nestedDeeperThan } from '../../workers/shared/expressions';
+import { nestedDeeperThan } from '../../core/step-data';
 
 export interface ParsedBody {
   present: boolean;

@@ -23,14 +23,14 @@ import { msOptionalToNumber, msToNumber } from '@temporalio/common/lib/time';
 import { AppError } from '../errors';
 import { scheduledExecutionIdPrefix } from '../ids';
 import type { Services } from '../services';
-import { validateInput } from '../definitions/input-schema';
-import type { Trigger } from '../definitions/schema';
+import { validateInput } from '../../core/definitions/input-schema';
+import type { Trigger } from '../../core/definitions/schema';
 import { invalidDefinition } from '../definitions/validate';
 import { executionStartOptions } from '../executions/trigger';
 import { getWorkflowVersion, type WorkflowVersionRecord } from '../store/workflows';
 import { callTemporal, grpcCodeOf } from '../temporal/errors';
-import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../workers/shared/execution-types';
-import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../workers/shared/search-attributes';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
+import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 
 type ScheduleTrigger = Extract<Trigger, { type: 'schedule' }>;
 

@@ -80,11 +80,3 @@ export async function revokeApiKey(db: Queryable, workspaceId: string, id: strin
 export async function touchApiKey(db: Queryable, id: string): Promise<void> {
   await db.query('update api_keys set last_used_at = now() where id = $1', [id]);
 }
-
-export async function countApiKeys(db: Queryable, workspaceId: string): Promise<number> {
-  const [row] = await db.query<{ n: number }>(
-    'select count(*)::int as n from api_keys where workspace_id = $1',
-    [workspaceId],
-  );
-  return row?.n ?? 0;
-}

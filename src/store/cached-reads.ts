@@ -4,7 +4,7 @@
  * a workspace's subscribed event kinds. A trigger through the signed hook reads nothing else from the
  * database. Cached records are shared: callers must not change them.
  */
-import type { EventKind } from '../../workers/shared/event-types';
+import type { EventKind } from '../../core/event-types';
 import { hookCandidates, type SealedHookCandidate } from '../hooks/hook-secrets';
 import { ReadCache, type ChangeFeed } from './changes';
 import type { Queryable } from './db';

@@ -1,7 +1,7 @@
 /** Webhook endpoints, deliveries and delivery attempts (CONTRACT §6). */
 import { randomBase62 } from '../ids';
 import type { SecretCipher } from '../secrets/cipher';
-import type { EventKind, EventPayload } from '../../workers/shared/event-types';
+import type { EventKind, EventPayload } from '../../core/event-types';
 import { announceChange } from './changes';
 import type { Queryable } from './db';
 

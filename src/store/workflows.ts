@@ -1,5 +1,5 @@
 /** Workflows and their immutable versions (CONTRACT §4). Every save is a new version: 1, 2, 3, ... */
-import type { Definition } from '../definitions/schema';
+import type { Definition } from '../../core/definitions/schema';
 import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
-import { SEARCH_ATTRIBUTES } from '../../workers/shared/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 
 export interface DevServerOptions {
   cliPath: string;

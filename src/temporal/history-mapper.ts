@@ -13,7 +13,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { Step } from '../definitions/schema';
+import type { Step } from '../../core/definitions/schema';
 import {
   DECIDE_UPDATE,
   type ApprovalDecision,
@@ -23,7 +23,7 @@ import {
   type ExpressionContext,
   type StepBatchResult,
   type StepRecord,
-} from '../../workers/shared/execution-types';
+} from '../../core/execution-types';
 import {
   durationMs,
   type ErrorView,
@@ -31,6 +31,7 @@ import {
   type ExecutionView,
   type StepView,
 } from '../executions/views';
+import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '../executions/status';
 import { rulesStepInput } from './rules-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -62,7 +63,7 @@ interface RetryActivity {
 }
 
 interface Close {
-  status: Exclude<ExecutionStatus, 'running' | 'waiting'>;
+  status: ClosedStatus;
   at: Date;
   error: ErrorView | null;
 }
@@ -237,43 +238,20 @@ function batchRecords(event: HistoryEvent): StepRecord[] {
 }
 
 function closeOf(event: HistoryEvent): Close | undefined {
+  const status = closedStatusOfEvent(event.eventType);
+  if (!status) return undefined;
   const at = eventDate(event);
-  switch (event.eventType) {
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-      return { status: 'success', at, error: null };
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED: {
-      const failure = event.workflowExecutionFailedEventAttributes?.failure;
-      const details = firstPayload(failure?.applicationFailureInfo?.details) as ExecutionError | undefined;
-      const { code, message } = describeFailure(failure);
-      return { status: 'failed', at, error: { step: details?.step ?? null, code, message } };
-    }
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
-      return {
-        status: 'canceled',
-        at,
-        error: { step: null, code: 'canceled', message: 'The execution was canceled.' },
-      };
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED: {
-      const reason = event.workflowExecutionTerminatedEventAttributes?.reason;
-      return {
-        status: 'terminated',
-        at,
-        error: {
-          step: null,
-          code: 'terminated',
-          message: reason ? `Terminated: ${reason}` : 'The execution was terminated.',
-        },
-      };
-    }
-    case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-      return {
-        status: 'timed_out',
-        at,
-        error: { step: null, code: 'timed_out', message: 'The execution timed out.' },
-      };
-    default:
-      return undefined;
+  if (status === 'failed') {
+    const failure = event.workflowExecutionFailedEventAttributes?.failure;
+    const details = firstPayload(failure?.applicationFailureInfo?.details) as ExecutionError | undefined;
+    const { code, message } = describeFailure(failure);
+    return { status, at, error: { step: details?.step ?? null, code, message } };
   }
+  return {
+    status,
+    at,
+    error: closedFromOutsideError(status, event.workflowExecutionTerminatedEventAttributes?.reason),
+  };
 }
 
 function triggerStep(input: ExecutionInput, at: Date): StepView {

@@ -7,7 +7,7 @@
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Logger } from '../logger';
-import { SEARCH_ATTRIBUTES } from '../../workers/shared/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import type { TemporalConnection } from './connection';
 
 const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {

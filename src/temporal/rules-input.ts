@@ -3,9 +3,10 @@
  * the context its expressions read. The worker does not record that data a second time (it is already
  * in history as the run's input and earlier outputs): the reader derives it from the same context.
  */
-import type { RulesStep } from '../definitions/schema';
-import { findReferences, templateExpressions, type References } from '../../workers/shared/expressions';
-import type { ExpressionContext } from '../../workers/shared/execution-types';
+import type { RulesStep } from '../../core/definitions/schema';
+import { findReferences, type References } from '../../core/expressions/references';
+import { templateExpressions } from '../../core/expressions/templates';
+import type { ExpressionContext } from '../../core/execution-types';
 
 /** Parsed references by expression: parsing is the costly part, and definitions repeat. */
 const referenceCache = new Map<string, References | null>();

@@ -21,7 +21,7 @@ import {
   WAITING_ATTRIBUTE,
   WORKFLOW_ATTRIBUTE,
   WORKSPACE_ATTRIBUTE,
-} from '../../workers/shared/search-attributes';
+} from '../../core/search-attributes';
 
 const run = promisify(execFile);
 

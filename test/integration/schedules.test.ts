@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { EXECUTION_ID_PATTERN } from '../../src/ids';
 import { reconcileSchedules, scheduleIdOf } from '../../src/schedules/sync';
-import type { ExecutionInput } from '../../workers/shared/execution-types';
+import type { ExecutionInput } from '../../core/execution-types';
 import {
   createWorkflow,
   definition,

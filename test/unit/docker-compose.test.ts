@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
 import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
-import { SEARCH_ATTRIBUTES } from '../../workers/shared/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 
 interface Service {
   image?: string;
@@ -442,10 +442,9 @@ describe('docker-compose.yml and Dockerfile', () => {
           return `${name}=${normalize(type)}`;
         });
       const expected = SEARCH_ATTRIBUTES.map((key) => `${key.name}=${normalize(key.type)}`);
-      expect(
-        registered.sort(),
-        'SEARCH_ATTRIBUTES should match workers/shared/search-attributes.ts',
-      ).to.deep.equal(expected.sort());
+      expect(registered.sort(), 'SEARCH_ATTRIBUTES should match core/search-attributes.ts').to.deep.equal(
+        expected.sort(),
+      );
     });
   });
 
@@ -459,6 +458,22 @@ describe('docker-compose.yml and Dockerfile', () => {
       expect(install, '`npm ci` with dev dependencies should run before `npm run build`')
         .to.be.at.least(0)
         .and.below(build);
+    });
+
+    it('copies into the build stage every source folder that tsc compiles and the build context holds', () => {
+      const building = stages.find((stage) => runsOf(stage).some((run) => /\bnpm run build\b/.test(run)))!;
+      const { include } = JSON.parse(readProjectFile('tsconfig.json')) as { include: string[] };
+      const ignored = new Set(
+        readProjectFile('.dockerignore')
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line && !line.startsWith('#')),
+      );
+      const copied = copiesOf(building)
+        .filter((copy) => copy.from === undefined)
+        .map((copy) => copy.source);
+      const missing = include.filter((folder) => !ignored.has(folder) && !copied.includes(folder));
+      expect(missing, `folders the build stage does not copy: ${missing.join(', ')}`).to.deep.equal([]);
     });
 
     it('ships production dependencies only', () => {

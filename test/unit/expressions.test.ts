@@ -1,20 +1,18 @@
 import { expect } from 'chai';
+import { compileExpression } from '../../core/expressions/compile';
+import { ExpressionError } from '../../core/expressions/errors';
+import { evaluateExpression, isTruthy } from '../../core/expressions/evaluate';
+import { EvaluationBudget } from '../../core/expressions/limits';
+import { findReferences } from '../../core/expressions/references';
+import { hasNestedQuantifier } from '../../core/expressions/safe-regex';
+import { resolveTemplates, secretTemplatePointers } from '../../core/expressions/templates';
 import {
-  compileExpression,
-  EvaluationBudget,
-  ExpressionError,
-  evaluateExpression,
-  hasNestedQuantifier,
-  findReferences,
-  isTruthy,
   jsonByteLength,
   MAX_STEP_INPUT_BYTES,
   MAX_STEP_OUTPUT_BYTES,
   nestedDeeperThan,
   stepDataProblem,
-  resolveTemplates,
-  secretTemplatePointers,
-} from '../../workers/shared/expressions';
+} from '../../core/step-data';
 
 const context = {
   input: { customer: 'Ada', plan: 'enterprise', seats: 12 },

@@ -6,13 +6,13 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
-import { compileInputSchema } from '../../src/definitions/input-schema';
+import { compileInputSchema } from '../../core/definitions/input-schema';
 import {
   STEP_ERROR_CODES,
   type AiOutput,
   type AiRequestSpec,
   type StepMeta,
-} from '../shared/execution-types';
+} from '../../core/execution-types';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
 import type { SecretResolution } from './secrets';

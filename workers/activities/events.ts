@@ -24,7 +24,7 @@ import {
   type DeliveryWorkflowInput,
   type EmittedEvent,
   type EventKind,
-} from '../shared/event-types';
+} from '../../core/event-types';
 import { parseRetryAfter } from './retry-after';
 
 export interface EventActivityDeps {

@@ -19,7 +19,7 @@ import {
   type HttpRequestSpec,
   type HttpResponseOutput,
   type StepMeta,
-} from '../shared/execution-types';
+} from '../../core/execution-types';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
 import type { SecretResolution } from './secrets';

@@ -5,7 +5,7 @@
  * thousands deep would overflow the stack of whatever serialized it next.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { DATA_LIMIT_CODES, MAX_STEP_OUTPUT_BYTES, stepDataProblem } from '../shared/expressions';
+import { DATA_LIMIT_CODES, MAX_STEP_OUTPUT_BYTES, stepDataProblem } from '../../core/step-data';
 
 export function limitOutput<A extends unknown[], R>(
   activity: (...args: A) => Promise<R>,

@@ -4,8 +4,9 @@
  * so a secret echoed back by a server never reaches history, the API or the logs.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { findReferences, resolveTemplates, templateExpressions } from '../shared/expressions';
-import { STEP_ERROR_CODES } from '../shared/execution-types';
+import { findReferences } from '../../core/expressions/references';
+import { resolveTemplates, templateExpressions } from '../../core/expressions/templates';
+import { STEP_ERROR_CODES } from '../../core/execution-types';
 
 export type SecretLookup = (workspaceId: string, names: string[]) => Promise<Record<string, string>>;
 

@@ -15,23 +15,19 @@
 import { setImmediate } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../src/definitions/schema';
+import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../core/definitions/schema';
+import { ExpressionError } from '../../core/expressions/errors';
+import { evaluateExpression, isTruthy } from '../../core/expressions/evaluate';
+import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { readsSecrets } from '../../core/expressions/references';
+import { resolveTemplates, secretTemplatePointers } from '../../core/expressions/templates';
 import {
   DATA_LIMIT_CODES,
-  DEFAULT_LIMITS,
-  EvaluationBudget,
-  ExpressionError,
-  evaluateExpression,
-  isTruthy,
   jsonByteLength,
   MAX_STEP_INPUT_BYTES,
   MAX_STEP_OUTPUT_BYTES,
-  readsSecrets,
-  resolveTemplates,
-  secretTemplatePointers,
   stepDataProblem,
-  type EvaluationLimits,
-} from '../shared/expressions';
+} from '../../core/step-data';
 import {
   STEP_ERROR_CODES,
   type AiOutput,
@@ -44,9 +40,9 @@ import {
   type StepBatchResult,
   type StepMeta,
   type StepRecord,
-} from '../shared/execution-types';
-import type { EventKind } from '../shared/event-types';
-import { attemptTimeoutOf, durationMs, retryOf } from '../shared/step-defaults';
+} from '../../core/execution-types';
+import type { EventKind } from '../../core/event-types';
+import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 
 export interface StepRunnerDeps {
   connector: (spec: HttpRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<HttpResponseOutput>;

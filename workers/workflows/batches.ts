@@ -3,8 +3,8 @@
  * Deterministic, and cheap: plain scans, no expression parsing (the activity evaluates).
  */
 import type { ActivityOptions } from '@temporalio/common';
-import type { Step } from '../../src/definitions/schema';
-import type { ExpressionContext } from '../shared/execution-types';
+import type { Step } from '../../core/definitions/schema';
+import type { ExpressionContext } from '../../core/execution-types';
 
 /** Rules steps in a row run in one local activity, up to this many (a long chain takes several). */
 const MAX_BATCH_STEPS = 50;

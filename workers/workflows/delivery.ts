@@ -6,7 +6,7 @@
  */
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { CLOSING_EVENTS, type DeliveryWorkflowInput } from '../shared/event-types';
+import { CLOSING_EVENTS, type DeliveryWorkflowInput } from '../../core/event-types';
 
 export interface DeliverySummary {
   delivered: number;

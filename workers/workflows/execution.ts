@@ -34,7 +34,7 @@ import {
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { Step } from '../../src/definitions/schema';
+import type { Step } from '../../core/definitions/schema';
 import {
   DECIDE_UPDATE,
   STEP_ERROR_CODES,
@@ -49,10 +49,10 @@ import {
   type HttpRequestSpec,
   type StepBatchResult,
   type StepRecord,
-} from '../shared/execution-types';
-import type { EventKind } from '../shared/event-types';
-import { WAITING_ATTRIBUTE } from '../shared/search-attributes';
-import { attemptTimeoutOf, durationMs } from '../shared/step-defaults';
+} from '../../core/execution-types';
+import type { EventKind } from '../../core/event-types';
+import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
+import { attemptTimeoutOf, durationMs } from '../../core/step-defaults';
 import { batchFrom, contextFor, describeBatch } from './batches';
 import { retryActivityOptions } from './step-options';
 

@@ -1,8 +1,8 @@
 /** How a step's `retry` and `timeout` map onto the options of the activity that retries it (CONTRACT §4, §10). */
 import type { Duration } from '@temporalio/common';
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import type { Step } from '../../src/definitions/schema';
-import { attemptTimeoutOf, durationMs, retryOf } from '../shared/step-defaults';
+import type { Step } from '../../core/definitions/schema';
+import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 
 export const NETWORK_HEARTBEAT_TIMEOUT = '6s';
 

@@ -2,7 +2,7 @@
  * What the API hands to the execution workflow, and what steps exchange with their activities.
  * Types only: both the API and the deterministic workflow code import this module.
  */
-import type { Definition, Step, TriggerType } from '../../src/definitions/schema';
+import type { Definition, Step, TriggerType } from './definitions/schema';
 import type { EventKind } from './event-types';
 
 /** Workflow type name of executions in Temporal. */

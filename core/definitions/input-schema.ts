@@ -4,8 +4,8 @@
  */
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { ErrorDetail } from '../errors';
-import { hasNestedQuantifier } from '../../workers/shared/expressions';
+import type { ErrorDetail } from '../error-detail';
+import { hasNestedQuantifier } from '../expressions/safe-regex';
 
 /**
  * Ajv runs `pattern`s with the JavaScript engine, which backtracks exponentially on patterns that repeat

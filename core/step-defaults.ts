@@ -1,5 +1,5 @@
 /** What a step's `retry` and `timeout` mean when the definition leaves them out (CONTRACT §4, §10). */
-import type { Step } from '../../src/definitions/schema';
+import type { Step } from './definitions/schema';
 
 /** Time limit of one attempt when the step sets no `timeout`. */
 export const DEFAULT_STEP_TIMEOUT: Record<Step['kind'], string> = {

@@ -1,0 +1,6 @@
+/** One problem in a request or document: where (a JSON pointer) and what. Part of the contract's error body. */
+export interface ErrorDetail {
+  /** JSON pointer into the offending document, e.g. "/steps/1/request/url"; "" for the document itself. */
+  path: string;
+  message: string;
+}

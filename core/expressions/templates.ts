@@ -1,0 +1,110 @@
+/** `{{ expr }}` templates in the strings of a step's configuration (CONTRACT §4). */
+import { ExpressionError, LIMIT_CODES } from './errors';
+import { evaluateExpression } from './evaluate';
+import { DEFAULT_LIMITS, type EvaluationBudget, type EvaluationLimits } from './limits';
+import { readsSecrets } from './references';
+
+const TEMPLATE = /\{\{([\s\S]*?)\}\}/g;
+const WHOLE_TEMPLATE = /^\{\{([\s\S]*?)\}\}$/;
+
+/** The expressions of every `{{ expr }}` in a string. */
+export function templateExpressions(text: string): string[] {
+  return [...text.matchAll(TEMPLATE)].map((match) => (match[1] ?? '').trim());
+}
+
+export interface TemplateOptions {
+  limits?: Partial<EvaluationLimits>;
+  /** Shared by all the evaluations (see EvaluationBudget); one per expression when absent. */
+  budget?: EvaluationBudget;
+  /** Templates for which this returns true are left as written (e.g. secrets, resolved later). */
+  defer?: (expression: string) => boolean;
+}
+
+/**
+ * Replaces every `{{ expr }}` in the strings of a JSON value. A string that is exactly one template
+ * takes the expression's value (any JSON type); otherwise values are interpolated as text.
+ */
+export async function resolveTemplates(
+  value: unknown,
+  context: unknown,
+  options: TemplateOptions = {},
+): Promise<unknown> {
+  if (typeof value === 'string') return resolveString(value, context, options);
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) out.push(await resolveTemplates(item, context, options));
+    return out;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value))
+      out[key] = await resolveTemplates(item, context, options);
+    return out;
+  }
+  return value;
+}
+
+async function resolveString(text: string, context: unknown, options: TemplateOptions): Promise<unknown> {
+  if (!text.includes('{{')) return text;
+  const whole = WHOLE_TEMPLATE.exec(text);
+  if (whole && !(whole[1] ?? '').includes('}}')) {
+    const expression = (whole[1] ?? '').trim();
+    if (options.defer?.(expression)) return text;
+    const result = await evaluateExpression(expression, context, options.limits, options.budget);
+    return result === undefined ? null : result;
+  }
+  let out = '';
+  let last = 0;
+  for (const match of text.matchAll(TEMPLATE)) {
+    const expression = (match[1] ?? '').trim();
+    out += text.slice(last, match.index);
+    last = (match.index ?? 0) + match[0].length;
+    if (options.defer?.(expression)) {
+      out += match[0];
+      continue;
+    }
+    out += asText(await evaluateExpression(expression, context, options.limits, options.budget));
+    // Each value is within the limit, and so must their concatenation be.
+    const maxValueSize = options.limits?.maxValueSize ?? DEFAULT_LIMITS.maxValueSize;
+    if (out.length > maxValueSize) {
+      throw new ExpressionError(
+        expression,
+        `the template text grew to ${out.length} characters, more than the limit of ${maxValueSize}`,
+        LIMIT_CODES.tooLarge,
+        undefined,
+      );
+    }
+  }
+  return out + text.slice(last);
+}
+
+function asText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+/** Every string in a JSON value, with its JSON pointer. */
+export function* stringsWithPointers(value: unknown, pointer = ''): Generator<[string, string]> {
+  if (typeof value === 'string') yield [pointer, value];
+  else if (Array.isArray(value))
+    for (const [i, item] of value.entries()) yield* stringsWithPointers(item, `${pointer}/${i}`);
+  else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      yield* stringsWithPointers(item, `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    }
+  }
+}
+
+/**
+ * JSON pointers of the strings of a step configuration (as written in the definition) that hold
+ * secrets templates. Only these are resolved inside the activity: a `{{ secrets.X }}` that arrives in
+ * data (an upstream response, trigger input) is never evaluated.
+ */
+export function secretTemplatePointers(configuration: unknown): string[] {
+  const pointers: string[] = [];
+  for (const [pointer, text] of stringsWithPointers(configuration)) {
+    if (templateExpressions(text).some(readsSecrets)) pointers.push(pointer);
+  }
+  return pointers;
+}

@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { temporal } from '@temporalio/proto';
+import { closedFromOutsideError, closedStatusOfEvent, executionStatus } from '../../src/executions/status';
+
+const RunStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
+const EventType = temporal.api.enums.v1.EventType;
+
+describe('execution status (one mapping for describe, list and history)', () => {
+  it('maps every closed Temporal status to the contract status', () => {
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED, false)).to.equal('success');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_FAILED, false)).to.equal('failed');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_CANCELED, false)).to.equal('canceled');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED, false)).to.equal('terminated');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, false)).to.equal('timed_out');
+  });
+
+  it('reads an open run as waiting when the workflow says so, running otherwise', () => {
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, true)).to.equal('waiting');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, false)).to.equal('running');
+    expect(executionStatus(undefined, false)).to.equal('running');
+  });
+
+  it('gives the same status from the close event of the history', () => {
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)).to.equal('success');
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED)).to.equal('failed');
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED)).to.equal('canceled');
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED)).to.equal('terminated');
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT)).to.equal('timed_out');
+    expect(closedStatusOfEvent(EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED)).to.equal(undefined);
+  });
+
+  it('explains a run closed from outside, with the termination reason when there is one', () => {
+    expect(closedFromOutsideError('terminated', 'stuck')).to.deep.equal({
+      step: null,
+      code: 'terminated',
+      message: 'Terminated: stuck',
+    });
+    expect(closedFromOutsideError('canceled')?.code).to.equal('canceled');
+    expect(closedFromOutsideError('timed_out')?.code).to.equal('timed_out');
+    expect(closedFromOutsideError('success')).to.equal(null);
+  });
+});
