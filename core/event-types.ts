@@ -44,6 +44,11 @@ export interface DeliveryWorkflowInput {
   max_attempts: number;
   /** A redelivery on request: the execution closed long ago, no need to wait for it. */
   skip_close_wait?: boolean;
+  /**
+   * Each endpoint's first attempt (and the wait for the close) as a local activity. Set by every start
+   * since this build; histories started earlier lack it and replay on their activities-only path.
+   */
+  local_first_attempt?: boolean;
 }
 
 export const DELIVERY_WORKFLOW_TYPE = 'delivery';

@@ -267,6 +267,7 @@ export function webhookRoutes(): AnyRoute[] {
           max_attempts: services.config.webhookRetryScheduleMs.length + 1,
           // Sent again on request: the execution it describes closed long ago (or this is a progress event).
           skip_close_wait: true,
+          local_first_attempt: true,
         };
         await markDelivery(services.db, delivery.id, 'pending');
         const { client, connection } = services.temporal;

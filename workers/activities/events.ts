@@ -1,7 +1,8 @@
 /**
  * Execution events (CONTRACT §6). `emit_event` runs as a local activity of the execution workflow: it
  * records one delivery per subscribed endpoint and starts the event's delivery workflow (none when
- * nobody subscribed). `await_execution_closed` and `deliver_webhook` are the delivery workflow's.
+ * nobody subscribed). `await_execution_closed`, `deliver_webhook_first` and `deliver_webhook` are the
+ * delivery workflow's.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
@@ -42,6 +43,18 @@ export interface EventActivityDeps {
 export const DELIVERY_TIMEOUT_MS = 15_000;
 const USER_AGENT = 'Switchyard-Webhooks/1.0';
 
+export interface DeliveryAttemptInput {
+  delivery_id: string;
+  /** Attempts in all (DeliveryWorkflowInput.max_attempts). */
+  max_attempts: number;
+}
+
+/** What one delivery attempt came to; `retry` carries the wait before the next attempt. */
+export type AttemptOutcome =
+  | { status: 'succeeded' | 'endpoint_deleted' | 'endpoint_disabled' | 'endpoint_gone' }
+  | { status: 'failed'; error: string }
+  | { status: 'retry'; delay_ms: number; error: string };
+
 export function deliveryWorkflowId(eventId: string): string {
   return `dlv_${eventId}`;
 }
@@ -61,7 +74,12 @@ export function createEventActivities(deps: EventActivityDeps) {
       event.payload,
       endpoints.map((e) => e.id),
     );
-    const input: DeliveryWorkflowInput = { event, delivery_ids: deliveryIds, max_attempts: maxAttempts };
+    const input: DeliveryWorkflowInput = {
+      event,
+      delivery_ids: deliveryIds,
+      max_attempts: maxAttempts,
+      local_first_attempt: true,
+    };
     try {
       await deps.client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
         taskQueue: Context.current().info.taskQueue,
@@ -76,34 +94,41 @@ export function createEventActivities(deps: EventActivityDeps) {
     return { deliveries: deliveryIds.length };
   }
 
-  /** Long-polls the run's close event: receivers of a closing event must find the execution closed. */
+  /**
+   * Long-polls the run's close event: receivers of a closing event must find the execution closed. Runs as
+   * a local activity of the delivery workflow (an activity in histories of earlier builds).
+   */
   async function await_execution_closed(target: { execution_id: string; run_id: string }): Promise<void> {
     const { connection, options } = deps.client;
     const context = Context.current();
     for (;;) {
-      context.heartbeat();
-      const response = await connection.workflowService.getWorkflowExecutionHistory({
-        namespace: options.namespace,
-        execution: { workflowId: target.execution_id, runId: target.run_id },
-        waitNewEvent: true,
-        historyEventFilterType:
-          temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
-        skipArchival: true,
-      });
+      // A local activity cannot heartbeat (its workflow task is kept alive instead).
+      if (!context.info.isLocal) context.heartbeat();
+      const response = await connection.withAbortSignal(context.cancellationSignal, () =>
+        connection.workflowService.getWorkflowExecutionHistory({
+          namespace: options.namespace,
+          execution: { workflowId: target.execution_id, runId: target.run_id },
+          waitNewEvent: true,
+          historyEventFilterType:
+            temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+          skipArchival: true,
+        }),
+      );
       if ((response.history?.events ?? []).length > 0) return;
     }
   }
 
-  async function deliver_webhook(input: {
-    delivery_id: string;
-    max_attempts: number;
-  }): Promise<{ status: string }> {
-    const attempt = Context.current().info.attempt;
-    const target = await deliveryTarget(deps.db, deps.cipher, input.delivery_id);
+  /** One attempt: the signed POST, its record in the delivery log, and what comes next. */
+  async function attemptDelivery(
+    deliveryId: string,
+    attempt: number,
+    maxAttempts: number,
+  ): Promise<AttemptOutcome> {
+    const target = await deliveryTarget(deps.db, deps.cipher, deliveryId);
     // Deleted (with its endpoint): deleting an endpoint stops its pending retries.
     if (!target) return { status: 'endpoint_deleted' };
     if (target.endpoint_status !== 'enabled') {
-      await markDelivery(deps.db, input.delivery_id, 'failed');
+      await markDelivery(deps.db, deliveryId, 'failed');
       return { status: 'endpoint_disabled' };
     }
     const body = JSON.stringify(target.payload);
@@ -139,7 +164,7 @@ export function createEventActivities(deps: EventActivityDeps) {
     }
     const durationMs = Math.round(performance.now() - started);
     const record = {
-      delivery_id: input.delivery_id,
+      delivery_id: deliveryId,
       at,
       status_code: statusCode,
       duration_ms: durationMs,
@@ -150,28 +175,47 @@ export function createEventActivities(deps: EventActivityDeps) {
       await recordAttempt(deps.db, record, { status: 'succeeded', nextAttemptAt: null });
       return { status: 'succeeded' };
     }
+    const failure = error ?? 'failed';
     if (statusCode === 410) {
       await recordAttempt(deps.db, record, { status: 'failed', nextAttemptAt: null });
       await disableEndpoint(deps.db, target.endpoint_id);
       return { status: 'endpoint_gone' };
     }
-    if (attempt >= input.max_attempts) {
+    if (attempt >= maxAttempts) {
       await recordAttempt(deps.db, record, { status: 'failed', nextAttemptAt: null });
-      throw ApplicationFailure.nonRetryable(
-        `Delivery failed after ${attempt} attempts: ${error}`,
-        'delivery_failed',
-      );
+      return { status: 'failed', error: `Delivery failed after ${attempt} attempts: ${failure}` };
     }
     const delay = retryAfter ?? deps.retryScheduleMs[attempt - 1] ?? deps.retryScheduleMs.at(-1) ?? 60_000;
     await recordAttempt(deps.db, record, { status: 'pending', nextAttemptAt: new Date(Date.now() + delay) });
-    throw ApplicationFailure.create({
-      type: 'delivery_attempt_failed',
-      message: `Attempt ${attempt}: ${error}`,
-      nextRetryDelay: delay,
-    });
+    return { status: 'retry', delay_ms: delay, error: `Attempt ${attempt}: ${failure}` };
   }
 
-  return { emit_event, await_execution_closed, deliver_webhook };
+  /**
+   * A delivery's first attempt, as a local activity of the delivery workflow: most receivers answer at
+   * once, and then the whole delivery takes one workflow task. A failure is a result (`retry`), which the
+   * workflow hands to `deliver_webhook` after the schedule's first delay.
+   */
+  async function deliver_webhook_first(input: DeliveryAttemptInput): Promise<AttemptOutcome> {
+    return attemptDelivery(input.delivery_id, 1, input.max_attempts);
+  }
+
+  /** The attempts a delivery has left, retried by Temporal on the webhook schedule (nextRetryDelay). */
+  async function deliver_webhook(
+    input: DeliveryAttemptInput & { first_attempt?: number },
+  ): Promise<{ status: string }> {
+    const attempt = (input.first_attempt ?? 1) + Context.current().info.attempt - 1;
+    const outcome = await attemptDelivery(input.delivery_id, attempt, input.max_attempts);
+    if (outcome.status === 'failed') throw ApplicationFailure.nonRetryable(outcome.error, 'delivery_failed');
+    if (outcome.status === 'retry')
+      throw ApplicationFailure.create({
+        type: 'delivery_attempt_failed',
+        message: outcome.error,
+        nextRetryDelay: outcome.delay_ms,
+      });
+    return { status: outcome.status };
+  }
+
+  return { emit_event, await_execution_closed, deliver_webhook_first, deliver_webhook };
 }
 
 function describeError(error: unknown): string {
