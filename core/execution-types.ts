@@ -7,6 +7,8 @@ import type { EventKind } from './event-types';
 
 /** Workflow type name of executions in Temporal. */
 export const EXECUTION_WORKFLOW_TYPE = 'execution';
+/** The housekeeping job's workflow (workers/workflows/housekeeping.ts). */
+export const HOUSEKEEPING_WORKFLOW_TYPE = 'housekeeping';
 
 export interface ExecutionInput {
   workspaceId: string;

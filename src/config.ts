@@ -43,6 +43,8 @@ const envSchema = z.object({
   AI_MODEL: z.string().min(1).optional(),
   ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv.default(false),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule([5, 300, 1800, 7200, 18000, 36000, 36000]),
+  DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
+  HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
@@ -84,6 +86,10 @@ export interface Config {
   ai: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
   allowPrivateDestinations: boolean;
   webhookRetryScheduleMs: number[];
+  /** Finished webhook deliveries and their attempts are kept this long (the housekeeping job purges them). */
+  deliveryLogRetentionDays: number;
+  /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
+  housekeepingIntervalMinutes: number;
   logLevel: Env['LOG_LEVEL'];
   bodyLimitBytes: number;
   rateLimit: { perSecond: number; burst: number };
@@ -153,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY, model: e.AI_MODEL },
     allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+    deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
+    housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },

@@ -16,6 +16,7 @@ import { bootstrap } from './bootstrap';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { listeningPort } from './net/listening-port';
+import { ensureHousekeepingSchedule } from './housekeeping/schedule';
 import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
 import type { Services } from './services';
@@ -142,6 +143,7 @@ export async function startRuntime({
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
+        deliveryLogRetentionDays: config.deliveryLogRetentionDays,
         bundle: workflowBundle,
         extraActivities,
         tuning: config.worker,
@@ -155,6 +157,13 @@ export async function startRuntime({
         logger,
       }).catch((error: unknown) =>
         logger.warn({ err: error }, 'Could not check for runs that crash the worker'),
+      );
+      await ensureHousekeepingSchedule(
+        temporal.client,
+        config.temporal.taskQueue,
+        config.housekeepingIntervalMinutes,
+      ).catch((error: unknown) =>
+        logger.warn({ err: error }, 'Could not set up the housekeeping schedule; the next start tries again'),
       );
       const running = worker.run();
       workerStopped = running.then(

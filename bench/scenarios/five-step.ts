@@ -109,6 +109,7 @@ export async function benchFiveStep(ctx: BenchContext) {
         ai: services.config.ai,
         client: services.temporal.client,
         webhookRetryScheduleMs: services.config.webhookRetryScheduleMs,
+        deliveryLogRetentionDays: services.config.deliveryLogRetentionDays,
       }),
       // As createExecutionWorker.
       maxConcurrentActivityTaskExecutions: 200,

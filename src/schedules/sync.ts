@@ -12,7 +12,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import {
-  ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   type ScheduleDescription,
@@ -29,6 +28,7 @@ import { invalidDefinition } from '../definitions/validate';
 import { executionStartOptions } from '../executions/trigger';
 import { getWorkflowVersion, type WorkflowVersionRecord } from '../store/workflows';
 import { callTemporal, grpcCodeOf } from '../temporal/errors';
+import { putSchedule } from '../temporal/put-schedule';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 
@@ -148,21 +148,7 @@ function scheduledExecutionInput(
 async function upsertSchedule(services: Services, options: ScheduleOptions): Promise<void> {
   const { client, connection } = services.temporal;
   try {
-    await callTemporal(connection, async () => {
-      try {
-        await client.schedule.create(options);
-      } catch (error) {
-        if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-        await client.schedule.getHandle(options.scheduleId).update((previous) => ({
-          spec: options.spec,
-          action: options.action,
-          policies: options.policies,
-          typedSearchAttributes: options.typedSearchAttributes,
-          // An operator's pause (Temporal UI or CLI) survives a save.
-          state: previous.state,
-        }));
-      }
-    });
+    await callTemporal(connection, () => putSchedule(client, options));
   } catch (error) {
     throw rejection(error, options) ?? error;
   }

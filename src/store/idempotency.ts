@@ -4,6 +4,7 @@
  * again (a no-op when it already runs), so a crash between the two steps never loses the execution.
  */
 import type { Queryable } from './db';
+import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 
@@ -29,10 +30,14 @@ export async function claimIdempotencyKey(
   return { executionId: row.execution_id, replay: row.execution_id !== input.candidateId };
 }
 
-/** Deletes keys past the window; called now and then, not on every request. */
-export async function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
-  const rows = await db.query(
-    `delete from idempotency_keys where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours' returning 1`,
+/** Deletes keys past the window (the housekeeping job, hourly). */
+export function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from idempotency_keys where (workspace_id, workflow_id, key) in (
+       select workspace_id, workflow_id, key from idempotency_keys
+        where created_at < now() - interval '${IDEMPOTENCY_WINDOW_HOURS} hours'
+        limit ${PURGE_BATCH})
+     returning 1`,
   );
-  return rows.length;
 }

@@ -4,6 +4,7 @@ import type { SecretCipher } from '../secrets/cipher';
 import type { EventKind, EventPayload } from '../../core/event-types';
 import { announceChange } from './changes';
 import type { Queryable } from './db';
+import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
 
 export interface EndpointRecord {
   id: string;
@@ -257,4 +258,20 @@ export async function listDeliveries(
     ...delivery,
     attempts: attempts.filter((a) => a.delivery_id === delivery.id),
   }));
+}
+
+/**
+ * Deletes finished deliveries (and, by cascade, their attempts) created more than `retentionDays` ago.
+ * Pending ones stay: their delivery workflow still writes to them.
+ */
+export function purgeDeliveryLog(db: Queryable, retentionDays: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from webhook_deliveries where id in (
+       select id from webhook_deliveries
+        where created_at < now() - make_interval(days => $1) and status <> 'pending'
+        limit ${PURGE_BATCH})
+     returning 1`,
+    [retentionDays],
+  );
 }

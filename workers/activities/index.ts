@@ -9,6 +9,7 @@ import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
 import { createAiActivity, type AiProviderConfig } from './ai';
 import { createEventActivities } from './events';
+import { createHousekeepingActivities } from './housekeeping';
 import { createHttpConnector } from './http-connector';
 import { limitOutput } from './output-limit';
 import { createSecretResolver } from './secrets';
@@ -29,6 +30,8 @@ export interface ActivityDeps {
   client: Client;
   /** Webhook retry delays in ms after the first attempt. */
   webhookRetryScheduleMs: number[];
+  /** Days finished webhook deliveries are kept (the housekeeping job). */
+  deliveryLogRetentionDays: number;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -64,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
       policy: { allowPrivate: deps.allowPrivateDestinations },
       retryScheduleMs: deps.webhookRetryScheduleMs,
     }),
+    ...createHousekeepingActivities({ db: deps.db, deliveryLogRetentionDays: deps.deliveryLogRetentionDays }),
   };
 }
 

@@ -1,3 +1,4 @@
 /** Workflow types registered with the worker. Deterministic code only (see eslint.config.mjs). */
 export { delivery } from './delivery';
 export { execution } from './execution';
+export { housekeeping } from './housekeeping';

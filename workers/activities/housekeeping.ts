@@ -1,0 +1,24 @@
+/**
+ * The housekeeping job's work (workers/workflows/housekeeping.ts): what the contract keeps only for a
+ * while, deleted once that while is over, so tables stay bounded however long the service runs.
+ */
+import type { Database } from '../../src/store/db';
+import { purgeExpiredIdempotencyKeys } from '../../src/store/idempotency';
+import { purgeDeliveryLog } from '../../src/store/webhooks';
+
+export interface PurgeResult {
+  /** Trigger idempotency keys past their 24 hours (CONTRACT §4). */
+  idempotency_keys: number;
+  /** Finished webhook deliveries past the retention, with their attempts. */
+  deliveries: number;
+}
+
+export function createHousekeepingActivities(deps: { db: Database; deliveryLogRetentionDays: number }) {
+  async function purge_expired(): Promise<PurgeResult> {
+    return {
+      idempotency_keys: await purgeExpiredIdempotencyKeys(deps.db),
+      deliveries: await purgeDeliveryLog(deps.db, deps.deliveryLogRetentionDays),
+    };
+  }
+  return { purge_expired };
+}
