@@ -10,7 +10,7 @@ import { HOUSEKEEPING_WORKFLOW_TYPE } from '../../core/execution-types';
 
 export const housekeepingScheduleId = (taskQueue: string): string => `switchyard-housekeeping:${taskQueue}`;
 
-export function housekeepingScheduleOptions(taskQueue: string, intervalMinutes: number): ScheduleOptions {
+function housekeepingScheduleOptions(taskQueue: string, intervalMinutes: number): ScheduleOptions {
   const scheduleId = housekeepingScheduleId(taskQueue);
   return {
     scheduleId,

@@ -9,7 +9,6 @@
  */
 import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptOutcome } from '../activities/events';
 import { CLOSING_EVENTS, type DeliveryWorkflowInput } from '../../core/event-types';
 
 export interface DeliverySummary {
@@ -59,7 +58,7 @@ async function deliverFirstLocally(
   input: DeliveryWorkflowInput,
   deliveryId: string,
 ): Promise<{ status: string }> {
-  const first: AttemptOutcome = await proxyLocalActivities<Activities>({
+  const first = await proxyLocalActivities<Activities>({
     ...LOCAL_OPTIONS,
     summary: `${input.event.payload.event} → ${deliveryId}, attempt 1`,
   }).deliver_webhook_first({
@@ -91,9 +90,9 @@ function deliverAsActivity(
       backoffCoefficient: 2,
       maximumInterval: '10m',
     },
-  }).deliver_webhook(
-    firstAttempt === 1
-      ? { delivery_id: deliveryId, max_attempts: input.max_attempts }
-      : { delivery_id: deliveryId, max_attempts: input.max_attempts, first_attempt: firstAttempt },
-  );
+  }).deliver_webhook({
+    delivery_id: deliveryId,
+    max_attempts: input.max_attempts,
+    first_attempt: firstAttempt,
+  });
 }
