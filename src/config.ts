@@ -59,6 +59,15 @@ const envSchema = z.object({
   WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
   WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
   WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(200),
+  WORKER_VERSIONING: booleanFromEnv.default(true),
+  WORKER_DEPLOYMENT_NAME: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^.]+$/, 'must not contain a dot')
+    .optional(),
+  WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
+  WORKER_ROLLOUT: z.enum(['replace', 'rolling', 'manual']).default('replace'),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -105,6 +114,8 @@ export interface Config {
   triggerMaxWaitMs: number;
   /** How much work one worker process takes on at once (README, Performance). */
   worker: WorkerTuning;
+  /** Worker Deployment Versioning (README, Deploys); undefined: the worker polls unversioned. */
+  workerVersioning: WorkerVersioning | undefined;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -118,6 +129,21 @@ export interface WorkerTuning {
   activitySlots: number;
   /** Runs kept in memory between their workflow tasks (an approval's wait, a retry); 0: none. */
   cachedWorkflows: number;
+}
+
+export interface WorkerVersioning {
+  /** The Worker Deployment this worker belongs to (default: the task queue's name). */
+  deploymentName: string;
+  /** This build's id; undefined: a hash of the workflow bundle, so new workflow code is a new build. */
+  buildId: string | undefined;
+  /**
+   * What the worker does when it starts:
+   * - replace: makes its build current and moves runs pinned to other builds onto it (one worker, or
+   *   identical workers replaced together: the embedded setup, docker-compose);
+   * - rolling: makes its build current; older builds finish their own runs (keep their workers until drained);
+   * - manual: only polls; an operator makes the build current (`temporal worker deployment set-current-version`).
+   */
+  rollout: 'replace' | 'rolling' | 'manual';
 }
 
 export class ConfigError extends Error {
@@ -176,6 +202,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       activitySlots: e.WORKER_ACTIVITY_SLOTS,
       cachedWorkflows: e.WORKER_CACHED_WORKFLOWS,
     },
+    workerVersioning: e.WORKER_VERSIONING
+      ? {
+          // Temporal writes a version as `deployment.build`, so a deployment's name has no dot.
+          deploymentName: e.WORKER_DEPLOYMENT_NAME ?? e.TEMPORAL_TASK_QUEUE.replaceAll('.', '-'),
+          buildId: e.WORKER_BUILD_ID,
+          rollout: e.WORKER_ROLLOUT,
+        }
+      : undefined,
     environment: present as Record<string, string>,
   };
 }

@@ -28,7 +28,8 @@ import { connectTemporal, resolveTemporalTarget, type TemporalConnection } from 
 import { terminateCrashLoopingRuns } from './temporal/crash-loop';
 import { startDevServer, type DevServer } from './temporal/dev-server';
 import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
-import { createExecutionWorker, installTemporalRuntime } from '../workers/worker';
+import { rollOutWorkerVersion, workerVersion } from './temporal/worker-deployment';
+import { createExecutionWorker, installTemporalRuntime, loadWorkflowBundle } from '../workers/worker';
 
 export interface RuntimeOptions {
   config: Config;
@@ -132,6 +133,8 @@ export async function startRuntime({
     let worker: Worker | undefined;
     let workerStopped: Promise<void> = new Promise(() => undefined);
     if (runWorker) {
+      const bundle = workflowBundle ?? (await loadWorkflowBundle(logger));
+      const version = config.workerVersioning && workerVersion(config.workerVersioning, bundle);
       worker = await createExecutionWorker({
         connection: temporal.connection,
         namespace: temporal.namespace,
@@ -144,7 +147,8 @@ export async function startRuntime({
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: config.deliveryLogRetentionDays,
-        bundle: workflowBundle,
+        bundle,
+        version,
         extraActivities,
         tuning: config.worker,
         onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
@@ -175,7 +179,18 @@ export async function startRuntime({
         if (w.getState() === 'RUNNING') w.shutdown();
         await running.catch(() => undefined);
       });
-      logger.info({ taskQueue: config.temporal.taskQueue, namespace: temporal.namespace }, 'Worker running');
+      if (config.workerVersioning && version)
+        await rollOutWorkerVersion(
+          temporal.client,
+          config.workerVersioning,
+          version,
+          config.temporal.taskQueue,
+          logger,
+        );
+      logger.info(
+        { taskQueue: config.temporal.taskQueue, namespace: temporal.namespace, ...version },
+        'Worker running',
+      );
     }
 
     let server: http.Server | undefined;

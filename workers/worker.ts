@@ -13,6 +13,7 @@ import {
   type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { WorkerTuning } from '../src/config';
 import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
@@ -28,6 +29,11 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   tuning: WorkerTuning;
   /** Told when a batch of an execution's steps begins (ActivityDeps.onStepsBegin). */
   onStepsBegin?: (executionId: string) => void;
+  /**
+   * This worker's Worker Deployment Version (src/temporal/worker-deployment.ts); undefined: unversioned.
+   * Runs are pinned to the version that started them unless their workflow says otherwise.
+   */
+  version?: WorkerDeploymentVersion;
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
@@ -92,6 +98,13 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
       }),
     },
     ...workerTuning(options.tuning),
+    ...(options.version && {
+      workerDeploymentOptions: {
+        useWorkerVersioning: true,
+        version: options.version,
+        defaultVersioningBehavior: 'PINNED',
+      },
+    }),
     shutdownGraceTime: '10s',
   });
 }

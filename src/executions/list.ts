@@ -10,6 +10,7 @@ import { decodeCursor, encodeCursor, isString } from '../api/cursor';
 import type { Services } from '../services';
 import { supersededRuns } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
+import { visibilityString } from '../temporal/visibility-query';
 import type { ExecutionError } from '../../core/execution-types';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import {
@@ -39,18 +40,16 @@ const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
   timed_out: `ExecutionStatus = 'TimedOut'`,
 };
 
-const literal = (value: string): string => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-
 export function visibilityQuery(
   workspaceId: string,
   filters: Pick<ListExecutionsQuery, 'workflow' | 'status'>,
 ): string {
   const clauses = [
-    `WorkflowType = ${literal(EXECUTION_WORKFLOW_TYPE)}`,
-    `${WORKSPACE_ATTRIBUTE.name} = ${literal(workspaceId)}`,
+    `WorkflowType = ${visibilityString(EXECUTION_WORKFLOW_TYPE)}`,
+    `${WORKSPACE_ATTRIBUTE.name} = ${visibilityString(workspaceId)}`,
   ];
   if (filters.workflow !== undefined)
-    clauses.push(`${WORKFLOW_ATTRIBUTE.name} = ${literal(filters.workflow)}`);
+    clauses.push(`${WORKFLOW_ATTRIBUTE.name} = ${visibilityString(filters.workflow)}`);
   if (filters.status !== undefined) clauses.push(STATUS_CLAUSES[filters.status]);
   return clauses.join(' AND ');
 }

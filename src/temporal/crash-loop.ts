@@ -14,6 +14,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../logger';
+import { visibilityString } from './visibility-query';
 
 /** TemporalReportedProblems' value for a run whose workflow tasks keep timing out. */
 const TIMED_OUT_TASKS = 'category=WorkflowTaskTimedOut';
@@ -29,7 +30,7 @@ export interface CrashLoopCheck {
 /** Terminates the runs of the task queue whose workflow task keeps crashing workers; returns their ids. */
 export async function terminateCrashLoopingRuns(check: CrashLoopCheck): Promise<string[]> {
   const query =
-    `TaskQueue = '${check.taskQueue.replace(/'/g, "\\'")}' AND ExecutionStatus = 'Running' ` +
+    `TaskQueue = ${visibilityString(check.taskQueue)} AND ExecutionStatus = 'Running' ` +
     `AND TemporalReportedProblems IN ('${TIMED_OUT_TASKS}')`;
   const terminated: string[] = [];
   for await (const run of check.client.workflow.list({ query })) {

@@ -22,6 +22,8 @@ export interface DevServerOptions {
   logger: Logger;
   /** How long to wait for the frontend to answer. */
   startTimeoutMs?: number;
+  /** Dynamic config values besides ours (`key=value`). */
+  dynamicConfig?: string[];
 }
 
 export interface DevServer {
@@ -71,6 +73,7 @@ export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPat
     '--dynamic-config-value',
     'system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=2',
   ];
+  for (const value of options.dynamicConfig ?? []) args.push('--dynamic-config-value', value);
   if (options.uiPort > 0) args.push('--ui-port', String(options.uiPort), '--ui-ip', options.ip);
   else args.push('--headless');
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);

@@ -54,6 +54,9 @@ export function sharedTemporal(): Promise<SharedTemporal> {
       uiPort: 0,
       namespace: 'default',
       logger: testLogger,
+      // Every test service has its own task queue, so its own worker deployment: more than the
+      // 100 a namespace may hold by default.
+      dynamicConfig: ['matching.maxDeployments=10000'],
     });
     return { devServer, cliPath, address: devServer.address };
   })();
@@ -134,12 +137,19 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** Run the worker in this service too (default true). */
   worker?: boolean;
+  /**
+   * Another service's PostgreSQL database (its `config.databaseUrl`), for a second API process over the
+   * same data; stop() leaves it to that service. Default: a fresh database as `db` says.
+   */
+  databaseUrl?: string;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const temporal = await sharedTemporal();
   const dataDir = tempDir();
-  const database = options.db === 'postgres' ? await createPostgresDatabase() : undefined;
+  const database =
+    options.db === 'postgres' && !options.databaseUrl ? await createPostgresDatabase() : undefined;
+  const databaseUrl = options.databaseUrl ?? database?.url;
   const adminKey = newApiKey();
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -153,7 +163,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     // Suites poll many executions at once with one key; the rate-limit tests set their own limits.
     RATE_LIMIT_PER_SECOND: '100000',
     RATE_LIMIT_BURST: '100000',
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });
   let runtime: Runtime;

@@ -51,3 +51,33 @@ describe('configuration', () => {
       expect(problems).to.include(name);
   });
 });
+
+describe('configuration: worker versioning', () => {
+  it('versions workers by default, in a deployment named after the task queue, replacing older builds', () => {
+    expect(loadConfig({ TEMPORAL_TASK_QUEUE: 'orders.eu' }).workerVersioning).to.deep.equal({
+      deploymentName: 'orders-eu',
+      buildId: undefined,
+      rollout: 'replace',
+    });
+  });
+
+  it('takes the deployment, build id and rollout mode from the environment', () => {
+    expect(
+      loadConfig({ WORKER_DEPLOYMENT_NAME: 'billing', WORKER_BUILD_ID: 'v42', WORKER_ROLLOUT: 'manual' })
+        .workerVersioning,
+    ).to.deep.equal({ deploymentName: 'billing', buildId: 'v42', rollout: 'manual' });
+  });
+
+  it('turns versioning off with WORKER_VERSIONING=false', () => {
+    expect(loadConfig({ WORKER_VERSIONING: 'false' }).workerVersioning).to.equal(undefined);
+  });
+
+  it('refuses a deployment name with a dot and an unknown rollout mode', () => {
+    expect(() => loadConfig({ WORKER_DEPLOYMENT_NAME: 'a.b', WORKER_ROLLOUT: 'yolo' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.satisfies((problems: string[]) =>
+        ['WORKER_DEPLOYMENT_NAME', 'WORKER_ROLLOUT'].every((name) => problems.some((p) => p.includes(name))),
+      );
+  });
+});

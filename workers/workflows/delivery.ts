@@ -7,7 +7,7 @@
  * one retrying activity per endpoint, which computes each later delay (the Standard Webhooks schedule,
  * or the receiver's Retry-After).
  */
-import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, setWorkflowOptions, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { CLOSING_EVENTS, type DeliveryWorkflowInput } from '../../core/event-types';
 
@@ -31,6 +31,11 @@ const LOCAL_OPTIONS = {
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 } as const;
 
+/**
+ * A delivery's retries can span hours: it moves to the current build at its next task (AUTO_UPGRADE)
+ * rather than keeping an old build's workers alive; the replay corpus keeps that safe.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, delivery);
 export async function delivery(input: DeliveryWorkflowInput): Promise<DeliverySummary> {
   const { payload, run_id: runId } = input.event;
   // Fixed by the input (no patch marker): an earlier build's worker given this run takes its own path,

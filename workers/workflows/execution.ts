@@ -13,6 +13,9 @@
  * and for the events it emits. A failed step fails the run (Temporal status Failed); a retry is a new
  * run of the same execution that resumes at the failed step (ExecutionInput.resume).
  *
+ * Versioning: a run stays on the worker build that started it (PINNED), so a deploy never replays it
+ * on code it was not written for (src/temporal/worker-deployment.ts, README: Deploys).
+ *
  * Deterministic code only (Temporal's sandbox). No module-level mutable state: with reuseV8Context,
  * module scope is shared between runs.
  */
@@ -26,6 +29,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  setWorkflowOptions,
   sleep,
   upsertMemo,
   upsertSearchAttributes,
@@ -95,6 +99,7 @@ class StepFailure extends Error {
   }
 }
 
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, execution);
 export async function execution(input: ExecutionInput): Promise<ExecutionResult> {
   const run: Run = {
     workspaceId: input.workspaceId,

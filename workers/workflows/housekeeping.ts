@@ -2,7 +2,7 @@
  * The housekeeping job: started by its Temporal Schedule (src/housekeeping/schedule.ts), one activity
  * that purges expired rows; its result (rows deleted per table) is the run's result in Temporal UI.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { PurgeResult } from '../activities/housekeeping';
 
@@ -13,6 +13,8 @@ const { purge_expired } = proxyActivities<Activities>({
   retry: { initialInterval: '10s', maximumInterval: '5m', maximumAttempts: 5 },
 });
 
+/** One activity call, kept replayable by the corpus: each run moves to the current build. */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, housekeeping);
 export async function housekeeping(): Promise<PurgeResult> {
   return purge_expired();
 }
