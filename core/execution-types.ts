@@ -212,4 +212,5 @@ export const STEP_ERROR_CODES = {
   secretNotFound: 'secret_not_found',
   canceled: 'canceled',
   stepFailed: 'step_failed',
+  historyTooLarge: 'history_too_large',
 } as const;

@@ -99,7 +99,9 @@ export function executionRoutes(): AnyRoute[] {
       summary: 'Retry a failed execution from its failed step',
       description:
         'Same execution_id; steps that succeeded before the failed one are not run again and keep their outputs and timings. ' +
-        'An optional `input` corrects the input for the failed step and every later one. Concurrent retries start one.',
+        'An optional `input` corrects the input for the failed step and every later one. Concurrent retries start one. ' +
+        "The new run carries the earlier steps' records in its input: past 2 MB of them (a run that failed with " +
+        '`history_too_large`, say), the retry answers 413 `payload_too_large`.',
       tag: 'Executions',
       auth: 'write',
       params: idParams,
@@ -110,7 +112,7 @@ export function executionRoutes(): AnyRoute[] {
           schema: acceptedSchema.extend({ retried_from_step: z.string() }).meta({ id: 'RetryAccepted' }),
         },
       },
-      errors: [404, 409],
+      errors: [404, 409, 413],
       handler: async ({ services, auth, params, body }) => {
         const { retriedFromStep } = await retryExecution(services, {
           workspaceId: auth.workspaceId,

@@ -12,6 +12,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError, invalidRequest } from '../errors';
 import type { Services } from '../services';
 import { validateInput } from '../../core/definitions/input-schema';
+import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
 import { firstPayload, mapExecution } from '../temporal/history-mapper';
@@ -33,6 +34,12 @@ export interface RetryRequest {
   /** The API key that asked (kept in the new run's summary). */
   keyId: string;
 }
+
+/**
+ * A new run's input is one Temporal payload (limit.blobSize.error: 2 MB); this leaves room for what
+ * the start request adds around it.
+ */
+const MAX_RUN_INPUT_BYTES = 2 * 1024 * 1024 - 64 * 1024;
 
 /** describe + the whole history of the failed run. */
 const HISTORY_TIMEOUT_MS = 10_000;
@@ -68,14 +75,6 @@ export async function retryExecution(
     );
   }
   const corrected = request.input === undefined ? undefined : correctedInput(failedRun, request.input);
-
-  const claim = await claimRetry(services.db, {
-    workspaceId: request.workspaceId,
-    executionId: request.executionId,
-    baseRunId: runId,
-    step,
-  });
-  if (!claim.owner) return { retriedFromStep: claim.retriedFromStep };
   const resume: ResumePoint = {
     from_step: step,
     records: carriedRecords(view.steps, step),
@@ -89,6 +88,23 @@ export async function retryExecution(
     resume.original_input = failedRun.resume.original_input;
   }
   delete retryInput.emit_started;
+  const inputBytes = jsonByteLength(retryInput);
+  if (inputBytes > MAX_RUN_INPUT_BYTES) {
+    throw new AppError(
+      413,
+      'payload_too_large',
+      `This execution cannot be retried: the steps before "${step}" recorded ${(inputBytes / 1048576).toFixed(1)} MB, ` +
+        `and a new run carries them in its input, which Temporal limits to 2 MB. Start a new execution instead.`,
+    );
+  }
+
+  const claim = await claimRetry(services.db, {
+    workspaceId: request.workspaceId,
+    executionId: request.executionId,
+    baseRunId: runId,
+    step,
+  });
+  if (!claim.owner) return { retriedFromStep: claim.retriedFromStep };
   try {
     const options = executionStartOptions(services, request.executionId, retryInput);
     const started = await callTemporal(connection, () =>

@@ -78,6 +78,19 @@ const { emit_event } = proxyLocalActivities<Activities>({
  */
 const TASK_RESULT_BYTES = 1536 * 1024;
 
+/**
+ * Temporal terminates a run whose history passes 50 MB or 51,200 events (limit.historySize.error,
+ * limit.historyCount.error). Before each batch of steps the run checks how far it is; past these marks
+ * it fails with `history_too_large` at the step it would have run, an error the API shows and a retry
+ * can act on, instead of a termination that names no step. The margin holds what one more batch, its
+ * step's retry activity and the failure can add (a batch records at most about 2.5 MB: steps.ts).
+ *
+ * Not continue-as-new: the new run would have to carry every step's record in its input, and a
+ * workflow input is one payload (2 MB at most), so a history this large cannot be carried over.
+ */
+const HISTORY_BYTES_LIMIT = 40 * 1024 * 1024;
+const HISTORY_EVENTS_LIMIT = 40_000;
+
 /** One run's state, passed explicitly to every helper. */
 interface Run {
   workspaceId: string;
@@ -158,6 +171,7 @@ async function runSteps(input: ExecutionInput, run: Run): Promise<ExecutionResul
   let index = input.resume ? steps.findIndex((step) => step.id === input.resume!.from_step) : 0;
   if (index < 0) throw new Error(`Step "${input.resume?.from_step}" is not in the definition`);
   while (index < steps.length) {
+    checkHistorySize(run, steps[index]!);
     const batch = batchFrom(steps, index);
     const result = await runBatch(run, batch, index + batch.length >= steps.length);
     result.records.forEach((record) => remember(run, record));
@@ -211,6 +225,23 @@ async function runBatch(run: Run, steps: Step[], reachesEnd: boolean): Promise<S
   run.taskBytes = { task: now, bytes: (run.taskBytes.task === now ? run.taskBytes.bytes : 0) + result.bytes };
   if (result.subscribed) run.subscribed = { kinds: result.subscribed, task: now };
   return result;
+}
+
+/** Fails the run with `history_too_large` before `next` when its history nears Temporal's limits. */
+function checkHistorySize(run: Run, next: Step): void {
+  const info = workflowInfo();
+  // historySize is the size when this workflow task began; add what its local activities recorded since.
+  const bytes = info.historySize + (run.taskBytes.task === info.historyLength ? run.taskBytes.bytes : 0);
+  if (bytes <= HISTORY_BYTES_LIMIT && info.historyLength <= HISTORY_EVENTS_LIMIT) return;
+  const mb = (bytes / (1024 * 1024)).toFixed(1);
+  throw new StepFailure({
+    step: next.id,
+    code: STEP_ERROR_CODES.historyTooLarge,
+    message:
+      `The execution's history reached ${mb} MB and ${info.historyLength} events, close to Temporal's limits ` +
+      `(50 MB, 51,200 events), so step "${next.id}" did not run. Keep large data out of step outputs ` +
+      `(store it elsewhere and pass a reference).`,
+  });
 }
 
 /** A record's step as later expressions see it (CONTRACT §4: `steps.<id>.output`, `.status`). */
