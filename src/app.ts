@@ -16,7 +16,7 @@ import { webhookRoutes } from './api/webhooks';
 import { workflowRoutes } from './api/workflows';
 import { Authenticator } from './http/auth';
 import { errorHandler } from './http/error-handler';
-import { rateLimitHeaders, rateLimited, TokenBuckets } from './http/rate-limit';
+import { createRateLimiter, enforceRateLimit } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
 import type { Services } from './services';
@@ -47,15 +47,15 @@ export function createApp(services: Services): Koa {
   app.silent = true;
   const router = new Router();
   const authenticator = new Authenticator(services.db, services.logger);
-  const buckets = new TokenBuckets(services.config.rateLimit.perSecond, services.config.rateLimit.burst);
+  const limiter = createRateLimiter({
+    ...services.config.rateLimit,
+    name: 'api-key',
+    pool: services.db.pool,
+  });
 
   registerRoutes(router, apiRoutes(openApiDocument), services, {
     authenticate: (ctx, scope) => authenticator.authenticate(ctx, scope),
-    rateLimit: (ctx, auth) => {
-      const decision = buckets.take(auth.keyId);
-      if (!decision.allowed) throw rateLimited(decision, 'this API key');
-      ctx.set(rateLimitHeaders(decision));
-    },
+    rateLimit: (ctx, auth) => enforceRateLimit(ctx, limiter, auth.keyId, 'this API key'),
   });
 
   app.use(requestId());

@@ -17,26 +17,26 @@ import {
   verifySignature,
   type VerifyResult,
 } from '../hooks/signature';
-import { rateLimitHeaders, rateLimited, TokenBuckets } from '../http/rate-limit';
+import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/rate-limit';
 import type { Services } from '../services';
 import { parseJsonBody } from '../http/body';
 import { defineRoute, type AnyRoute } from './route';
 import { acceptedSchema } from './schemas';
 
 /**
- * One set of buckets per running service, keyed by workspace and workflow, with the per-key settings
- * (RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST). Only verified requests take a token, so requests without
+ * One limiter per running service, keyed by workspace and workflow, with the per-key settings
+ * (RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST). Only verified requests are counted, so requests without
  * the secret cannot use up a sender's budget.
  */
-const bucketsByService = new WeakMap<Services, TokenBuckets>();
+const limiterByService = new WeakMap<Services, RateLimiter>();
 
-function hookBuckets(services: Services): TokenBuckets {
-  let buckets = bucketsByService.get(services);
-  if (!buckets) {
-    buckets = new TokenBuckets(services.config.rateLimit.perSecond, services.config.rateLimit.burst);
-    bucketsByService.set(services, buckets);
+function hookLimiter(services: Services): RateLimiter {
+  let limiter = limiterByService.get(services);
+  if (!limiter) {
+    limiter = createRateLimiter({ ...services.config.rateLimit, name: 'hook', pool: services.db.pool });
+    limiterByService.set(services, limiter);
   }
-  return buckets;
+  return limiter;
 }
 
 const SIGNATURE_PROBLEMS: Record<Exclude<VerifyResult, { ok: true }>['reason'], string> = {
@@ -64,7 +64,8 @@ const DESCRIPTION = [
   'request (same `t` and body) sent again answers with the same execution_id and starts nothing new (as long',
   'as the execution is kept: the namespace retention, 30 days by default; a signature is only accepted for',
   `${SIGNATURE_TOLERANCE_SECONDS} s anyway).`,
-  'Verified requests are rate-limited per workflow (token bucket with the per-key settings); responses carry',
+  'Verified requests are rate-limited per workflow with the per-key settings (a burst of RATE_LIMIT_BURST per',
+  'window of RATE_LIMIT_BURST / RATE_LIMIT_PER_SECOND seconds, shared by every API process); responses carry',
   'RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and a 429 `rate_limited` adds Retry-After.',
   '',
   'Example:',
@@ -119,9 +120,13 @@ export function hookRoutes(): AnyRoute[] {
         }
         const { workspaceId } = candidates[verified.index]!;
 
-        const decision = hookBuckets(services).take(`${workspaceId}\u0000${workflowId}`);
-        if (!decision.allowed) throw rateLimited(decision, `workflow '${workflowId}'`);
-        koa.set(rateLimitHeaders(decision));
+        // Workflow ids are slugs: the last "/" separates them from the workspace id.
+        await enforceRateLimit(
+          koa,
+          hookLimiter(services),
+          `${workspaceId}/${workflowId}`,
+          `workflow '${workflowId}'`,
+        );
 
         const { executionId } = await triggerExecution(services, {
           workspaceId,

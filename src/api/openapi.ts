@@ -19,10 +19,16 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const rateLimitHeaders = {
-  'RateLimit-Limit': { description: 'Bucket size (burst)', schema: { type: 'integer' as const } },
-  'RateLimit-Remaining': { description: 'Requests left in the bucket', schema: { type: 'integer' as const } },
+  'RateLimit-Limit': {
+    description: 'Requests allowed at once and per window (RATE_LIMIT_BURST)',
+    schema: { type: 'integer' as const },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window',
+    schema: { type: 'integer' as const },
+  },
   'RateLimit-Reset': {
-    description: 'Seconds until the bucket is full',
+    description: 'Seconds until the window ends and the full limit is available again',
     schema: { type: 'integer' as const },
   },
 };

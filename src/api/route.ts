@@ -108,7 +108,7 @@ function parseWith<T extends z.ZodType>(
 
 export interface RouteMiddleware {
   authenticate(ctx: Koa.Context, scope: Scope): Promise<AuthContext>;
-  rateLimit(ctx: Koa.Context, auth: AuthContext): void;
+  rateLimit(ctx: Koa.Context, auth: AuthContext): Promise<void>;
 }
 
 /** The body an endpoint without a body schema accepts: nothing, or an empty object. */
@@ -123,7 +123,7 @@ export function registerRoutes(
   for (const route of routes) {
     router[route.method](koaPath(route.path), async (ctx: Koa.Context) => {
       const auth = route.auth === 'none' ? undefined : await middleware.authenticate(ctx, route.auth);
-      if (auth) middleware.rateLimit(ctx, auth);
+      if (auth) await middleware.rateLimit(ctx, auth);
       // No id can hold U+0000 (PostgreSQL cannot even store one): such an id is unknown, a 404.
       if (Object.values(ctx.params as Record<string, string>).some((value) => value.includes('\u0000')))
         throw notFound('not_found', `No resource at ${ctx.path}: ids never contain U+0000.`);

@@ -230,7 +230,7 @@ for (const db of DB_KINDS) {
       let limited: TestService;
       before(async function () {
         this.timeout(120_000);
-        limited = await startTestService({ env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '2' } });
+        limited = await startTestService({ db, env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '2' } });
       });
       after(async () => limited?.stop());
 

@@ -1,36 +1,61 @@
 import { expect } from 'chai';
-import { TokenBuckets } from '../../src/http/rate-limit';
+import pg from 'pg';
+import { createRateLimiter, windowSeconds, type RateLimiter } from '../../src/http/rate-limit';
+import { freePort } from '../support/ports';
 
-describe('rate limit token buckets', () => {
-  it('allows a burst, then refuses with a retry-after', () => {
-    const now = 0;
-    const buckets = new TokenBuckets(10, 3, () => now);
-    expect([1, 2, 3].map(() => buckets.take('k').allowed)).to.deep.equal([true, true, true]);
-    const refused = buckets.take('k');
-    expect(refused.allowed).to.equal(false);
-    expect(refused.remaining).to.equal(0);
-    expect(refused.retryAfterSeconds).to.equal(1);
+/** A limiter that counts in this process (as with embedded PGlite). */
+const inMemory = (perSecond: number, burst: number): RateLimiter =>
+  createRateLimiter({ perSecond, burst, name: 'test', pool: undefined });
+
+async function takeMany(limiter: RateLimiter, key: string, count: number): Promise<boolean[]> {
+  const allowed: boolean[] = [];
+  for (let i = 0; i < count; i++) allowed.push((await limiter.take(key)).allowed);
+  return allowed;
+}
+
+describe('rate limits', () => {
+  it('allows a burst, then refuses with a retry-after', async () => {
+    const limiter = inMemory(10, 3);
+    expect(await takeMany(limiter, 'k', 3)).to.deep.equal([true, true, true]);
+    const refused = await limiter.take('k');
+    expect(refused).to.include({ allowed: false, remaining: 0, retryAfterSeconds: 1 });
   });
 
-  it('refills at the configured rate', () => {
-    let now = 0;
-    const buckets = new TokenBuckets(10, 3, () => now);
-    for (let i = 0; i < 3; i++) buckets.take('k');
-    now += 100; // 1 token at 10/s
-    expect(buckets.take('k').allowed).to.equal(true);
-    expect(buckets.take('k').allowed).to.equal(false);
+  it('allows the whole burst again once the window ends', async () => {
+    const limiter = inMemory(20, 2); // 2 per 100 ms
+    await takeMany(limiter, 'k', 3);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await takeMany(limiter, 'k', 3)).to.deep.equal([true, true, false]);
   });
 
-  it('keeps one bucket per key', () => {
-    const buckets = new TokenBuckets(1, 1, () => 0);
-    expect(buckets.take('a').allowed).to.equal(true);
-    expect(buckets.take('b').allowed).to.equal(true);
-    expect(buckets.take('a').allowed).to.equal(false);
+  it('keeps one count per key', async () => {
+    const limiter = inMemory(1, 1);
+    expect((await limiter.take('a')).allowed).to.equal(true);
+    expect((await limiter.take('b')).allowed).to.equal(true);
+    expect((await limiter.take('a')).allowed).to.equal(false);
   });
 
-  it('reports the limit, what remains and when the bucket is full again', () => {
-    const buckets = new TokenBuckets(50, 100, () => 0);
-    const decision = buckets.take('k');
-    expect(decision).to.include({ limit: 100, remaining: 99, resetSeconds: 1 });
+  it('reports the limit, what remains and when the window ends', async () => {
+    const decision = await inMemory(50, 100).take('k');
+    expect(decision).to.include({ limit: 100, remaining: 99, resetSeconds: 2 });
+  });
+
+  it('sizes the window so that the average is the configured rate, in whole milliseconds', () => {
+    expect(windowSeconds({ perSecond: 50, burst: 100 })).to.equal(2);
+    expect(windowSeconds({ perSecond: 1, burst: 5 })).to.equal(5);
+    expect(windowSeconds({ perSecond: 30, burst: 100 })).to.equal(3.334);
+  });
+
+  it('keeps limiting, in this process, when PostgreSQL cannot answer', async () => {
+    const pool = new pg.Pool({
+      connectionString: `postgres://nobody@127.0.0.1:${await freePort()}/none`,
+      connectionTimeoutMillis: 1000,
+    });
+    try {
+      const limiter = createRateLimiter({ perSecond: 1, burst: 2, name: 'test', pool });
+      expect(await takeMany(limiter, 'k', 3)).to.deep.equal([true, true, false]);
+    } finally {
+      await pool.end();
+    }
   });
 });

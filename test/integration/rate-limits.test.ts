@@ -1,0 +1,105 @@
+/**
+ * CONTRACT §8 with more than one API process: over one PostgreSQL database, every process counts against
+ * the same limit (rate-limiter-flexible's PostgreSQL store), so two processes allow a key's limit once,
+ * not twice. With embedded PGlite (one process by construction) the limit is kept in memory.
+ */
+import { expect } from 'chai';
+import request from 'supertest';
+import { signatureHeader } from '../../src/hooks/signature';
+import { definition, rulesStep, uniqueId } from '../support/fixtures';
+import { startTestService, type TestService } from '../support/stack';
+
+const PER_SECOND = 1;
+const BURST = 6;
+const LIMITS = { RATE_LIMIT_PER_SECOND: String(PER_SECOND), RATE_LIMIT_BURST: String(BURST) };
+/** Both processes must open the hook secrets either one sealed. */
+const SHARED = { ...LIMITS, SECRETS_KEY: 'rate-limit-test-secrets-key' };
+
+/**
+ * Sends `count` requests, alternating between the given services, and counts those allowed. Anything
+ * but 2xx and 429 fails the test. The contract allows the burst plus what refills meanwhile.
+ */
+async function countAllowed(
+  services: TestService[],
+  count: number,
+  send: (service: TestService) => request.Test,
+): Promise<{ allowed: number; mostAllowed: number }> {
+  const started = performance.now();
+  let allowed = 0;
+  for (let i = 0; i < count; i++) {
+    const res = await send(services[i % services.length]!);
+    expect([200, 202, 429], JSON.stringify(res.body)).to.include(res.status);
+    if (res.status !== 429) allowed++;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { allowed, mostAllowed: BURST + Math.floor(seconds * PER_SECOND) };
+}
+
+describe('rate limits across API processes @integration', function () {
+  this.timeout(300_000);
+
+  describe('two API processes over one PostgreSQL database', () => {
+    let first: TestService;
+    let second: TestService;
+    before(async () => {
+      first = await startTestService({ db: 'postgres', env: SHARED });
+      // API only, on the first one's task queue: its worker runs what the second one starts.
+      second = await startTestService({
+        databaseUrl: first.config.databaseUrl!,
+        worker: false,
+        env: { ...SHARED, TEMPORAL_TASK_QUEUE: first.config.temporal.taskQueue },
+      });
+    });
+    after(async () => {
+      await second?.stop();
+      await first?.stop();
+    });
+
+    it('allows a key its burst once across both processes, not once per process', async () => {
+      const key = await first.newKey('default', ['read']);
+      const { allowed, mostAllowed } = await countAllowed([first, second], 2 * BURST, (service) =>
+        service.api(key).get('/v1/workflows'),
+      );
+      expect(allowed).to.be.within(BURST, mostAllowed);
+    });
+
+    it("allows a workflow's inbound hooks their burst once across both processes", async () => {
+      const created = await first
+        .api()
+        .post(
+          '/v1/workflows',
+          definition([rulesStep('echo', [{ when: 'true', output: 1 }])], {
+            id: uniqueId(),
+            trigger: { type: 'webhook' },
+          }),
+        )
+        .expect(201);
+      const { id, hook_secret: secret } = created.body as { id: string; hook_secret: string };
+      const { allowed, mostAllowed } = await countAllowed([first, second], 2 * BURST, (service) => {
+        const body = JSON.stringify({ nonce: uniqueId('n') });
+        return request(service.url)
+          .post(`/v1/hooks/${id}`)
+          .set('Content-Type', 'application/json')
+          .set('X-Service-Signature', signatureHeader(secret, body, Math.floor(Date.now() / 1000)))
+          .send(body);
+      });
+      expect(allowed).to.be.within(BURST, mostAllowed);
+    });
+  });
+
+  describe('embedded PGlite (one process)', () => {
+    let service: TestService;
+    before(async () => {
+      service = await startTestService({ env: LIMITS });
+    });
+    after(async () => service?.stop());
+
+    it('allows a key its burst, then answers 429', async () => {
+      const key = await service.newKey('default', ['read']);
+      const { allowed, mostAllowed } = await countAllowed([service], 2 * BURST, (s) =>
+        s.api(key).get('/v1/workflows'),
+      );
+      expect(allowed).to.be.within(BURST, mostAllowed);
+    });
+  });
+});
