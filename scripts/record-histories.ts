@@ -1,0 +1,631 @@
+/**
+ * `npm run record-histories [-- group ...]`: records the replay corpus (test/replay/README.md).
+ *
+ * It starts a stack of its own with the integration suites' helpers (a Temporal dev server in a temporary
+ * folder; one service process, API + worker on the task queue `switchyard`, over an embedded PGlite
+ * database; a local receiver and the fake AI provider), runs representative cases through the REST API,
+ * waits until each run is in the state it stands for, and writes its history as JSON (the form
+ * `temporal workflow show -o json` writes and the SDK's replayer reads) to test/replay/histories/, with a
+ * row in the corpus table of test/replay/README.md naming the commit that recorded it.
+ *
+ * Histories are added, never replaced: the old ones stand for runs that may still be in flight. A case
+ * whose file exists is written as `<case>-<commit>.json`; one this commit recorded already is left as it is.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import * as prettier from 'prettier';
+import { housekeepingScheduleId } from '../src/housekeeping/schedule';
+import { createLogger } from '../src/logger';
+import { projectRoot } from '../src/paths';
+import {
+  createWorkflow,
+  definition,
+  httpStep,
+  rulesStep,
+  trigger,
+  waitForExecution,
+  type ExecutionBody,
+  type StepSpec,
+} from '../test/support/fixtures';
+import { Receiver, type ReceivedRequest } from '../test/support/receiver';
+import {
+  startTestService,
+  stopSharedTemporal,
+  type ApiClient,
+  type TestService,
+} from '../test/support/stack';
+import { waitFor } from '../test/support/wait';
+import { FakeAiProvider } from './fake-ai-provider';
+
+const HISTORIES = path.join(projectRoot, 'test', 'replay', 'histories');
+const MANIFEST = path.join(projectRoot, 'test', 'replay', 'README.md');
+/** What decides the commands a run writes: a history recorded with changes here belongs to no commit. */
+const WORKFLOW_CODE = ['workers/workflows', 'core'];
+
+/** A mistake of the caller's: its message is all there is to say. */
+class UsageError extends Error {}
+
+interface Stack {
+  service: TestService;
+  api: ApiClient;
+  client: Client;
+  receiver: Receiver;
+  ai: FakeAiProvider;
+}
+
+/** One history to write: the case it shows, and what it covers (the manifest's words). */
+interface Recorded {
+  name: string;
+  covers: string;
+  history: History;
+}
+
+interface Group {
+  name: string;
+  record(stack: Stack): Promise<Recorded[]>;
+}
+
+const GROUPS: Group[] = [
+  { name: 'kinds', record: recordStepKinds },
+  { name: 'approvals', record: recordApprovals },
+  { name: 'failures', record: recordFailures },
+  { name: 'retry-twice', record: recordRetryTwice },
+  { name: 'housekeeping', record: recordHousekeeping },
+  { name: 'webhooks', record: recordWebhooks },
+];
+
+const NO_RETRY = { max_attempts: 1 };
+/** Two attempts: the first inside the steps' local activity, the second as an activity after a timer. */
+const ONE_RETRY = { max_attempts: 2, initial_interval: '100ms', backoff: 1, max_interval: '100ms' };
+
+/** A run that goes to its end by itself, or after `whileWaiting` (a decision) once it waits. */
+interface ExecutionCase {
+  name: string;
+  covers: string;
+  steps: StepSpec[];
+  input?: unknown;
+  whileWaiting?: (stack: Stack, executionId: string) => Promise<void>;
+  status: string;
+}
+
+async function recordStepKinds(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  return recordCases(stack, [
+    {
+      name: 'execution-rules',
+      covers:
+        'two rules steps, the second reading the output of the first: one local activity, one workflow task',
+      steps: [
+        rulesStep('route', [{ when: "input.plan = 'enterprise'", output: { tier: 'high' } }], {
+          default: { tier: 'standard' },
+        }),
+        rulesStep('label', [{ when: 'true', output: 'tier {{ steps.route.output.tier }}' }]),
+      ],
+      input: { plan: 'enterprise' },
+      status: 'success',
+    },
+    {
+      name: 'execution-connector',
+      covers: 'a rules step, then a connector step POSTing to a local receiver that answers 200 at once',
+      steps: [
+        rulesStep('route', [{ when: 'true', output: { tier: 'gold' } }]),
+        httpStep('crm', {
+          method: 'POST',
+          url: `${url}/customers`,
+          body: { name: '{{ input.customer }}', tier: '{{ steps.route.output.tier }}' },
+        }),
+      ],
+      input: { customer: 'Ada' },
+      status: 'success',
+    },
+    {
+      name: 'execution-ai',
+      covers: 'an ai step answered by the fake provider, then a rules step reading its text',
+      steps: [
+        { id: 'welcome', kind: 'ai', prompt: 'Write a one-line welcome for {{ input.customer }}.' },
+        rulesStep('done', [{ when: 'true', output: '{{ steps.welcome.output.text }}' }]),
+      ],
+      input: { customer: 'Ada' },
+      status: 'success',
+    },
+    {
+      name: 'execution-skipped-step',
+      covers: 'a connector step whose `if` is false (skipped), between two rules steps',
+      steps: [
+        rulesStep('route', [{ when: 'true', output: { tier: 'high' } }]),
+        httpStep('discount', { url: `${url}/discount` }, { if: "steps.route.output.tier = 'standard'" }),
+        rulesStep('done', [{ when: 'true', output: '{{ steps.discount.status }}' }]),
+      ],
+      status: 'success',
+    },
+  ]);
+}
+
+/** prepare (rules) → review (approval) → after (rules, reading the decision). */
+function approvalSteps(timeout?: string): StepSpec[] {
+  return [
+    rulesStep('prepare', [{ when: 'true', output: { amount: '{{ input.amount }}' } }]),
+    {
+      id: 'review',
+      kind: 'approval',
+      message: 'Approve {{ input.amount }} EUR?',
+      ...(timeout ? { timeout } : {}),
+    },
+    rulesStep('after', [{ when: 'true', output: '{{ steps.review.output.decision }}' }]),
+  ];
+}
+
+const decide =
+  (decision: 'approve' | 'reject', comment: string) =>
+  async (stack: Stack, executionId: string): Promise<void> => {
+    await post(stack.api, `/v1/executions/${executionId}/steps/review/${decision}`, 200, { comment });
+  };
+
+async function recordApprovals(stack: Stack): Promise<Recorded[]> {
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-approval-approved',
+      covers: 'an approval without a timeout, approved through the `decide` Update; the run goes on',
+      steps: approvalSteps(),
+      input: { amount: 120 },
+      whileWaiting: decide('approve', 'looks fine'),
+      status: 'success',
+    },
+    {
+      name: 'execution-approval-rejected',
+      covers: 'an approval with a timeout, rejected before it: the run fails with `approval_rejected`',
+      steps: approvalSteps('72h'),
+      input: { amount: 120 },
+      whileWaiting: decide('reject', 'too much'),
+      status: 'failed',
+    },
+    {
+      name: 'execution-approval-timed-out',
+      covers:
+        'an approval whose `1s` timeout passes: the timer fires, the run fails with `approval_timed_out`',
+      steps: [{ id: 'review', kind: 'approval', timeout: '1s' }],
+      status: 'failed',
+    },
+  ]);
+
+  // One waiting run, recorded while it waits (a run in flight), then canceled; another one terminated.
+  const workflowId = await createWorkflow(stack.api, definition(approvalSteps('72h')));
+  const canceled = await waitingRun(stack, workflowId);
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-approval-waiting',
+      'in flight: an approval with a `72h` timeout waiting (its timer started, the history ends there)',
+      canceled,
+    ),
+  );
+  await post(stack.api, `/v1/executions/${canceled}/cancel`, 202);
+  await expectEnd(stack, canceled, 'canceled');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-canceled-waiting',
+      'the same waiting run canceled through the API: the cancellation, `execution.canceled`, the run ends canceled',
+      canceled,
+    ),
+  );
+  const terminated = await waitingRun(stack, workflowId);
+  await stack.client.workflow.getHandle(terminated).terminate('replay corpus: terminated while waiting');
+  await expectEnd(stack, terminated, 'terminated');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-terminated-waiting',
+      'a waiting approval terminated with the Temporal client (the history ends with the termination)',
+      terminated,
+    ),
+  );
+  return recorded;
+}
+
+async function recordFailures(stack: Stack): Promise<Recorded[]> {
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-failed-rule',
+      covers: 'a rules step whose matching rule says `fail`: the run fails with `rule_failed`',
+      steps: [
+        rulesStep('check', [{ when: "input.plan = 'banned'", action: 'fail', message: 'plan not allowed' }]),
+        rulesStep('after', [{ when: 'true', output: 1 }]),
+      ],
+      input: { plan: 'banned' },
+      status: 'failed',
+    },
+  ]);
+  const path = '/failing';
+  stack.receiver.replyOnceTo(path, { status: 500, body: 'down' }, { status: 500, body: 'down' });
+  const { executionId, runId } = await failingRun(stack, path, ONE_RETRY);
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-failed-connector',
+      'a connector answering 500 twice: the first attempt in the local activity, the timer, the retrying activity; the run fails',
+      executionId,
+    ),
+  );
+  await retry(stack, executionId, { input: { customer: 'Grace' } });
+  await expectEnd(stack, executionId, 'success', { afterRun: runId });
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-retry-succeeded',
+      'the retry of execution-failed-connector with a corrected input: a new run of the same id, carried records, resumed at the failed step',
+      executionId,
+    ),
+  );
+  return recorded;
+}
+
+async function recordRetryTwice(stack: Stack): Promise<Recorded[]> {
+  const path = '/failing-twice';
+  stack.receiver.replyOnceTo(path, { status: 500 }, { status: 500 });
+  const first = await failingRun(stack, path, NO_RETRY);
+  const id = first.executionId;
+  const recorded = [
+    await captureExecution(
+      stack,
+      'execution-retry-twice-1-failed',
+      'a connector with one attempt answering 500: the run fails in its first workflow task',
+      id,
+    ),
+  ];
+  await retry(stack, id);
+  const second = await expectEnd(stack, id, 'failed', { afterRun: first.runId });
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-retry-twice-2-failed-again',
+      'its retry (a run resumed at the failed step) failing again',
+      id,
+    ),
+  );
+  await retry(stack, id);
+  await expectEnd(stack, id, 'success', { afterRun: second.runId });
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-retry-twice-3-succeeded',
+      'the retry of that retry succeeding: its input carries the records of the first run',
+      id,
+    ),
+  );
+  return recorded;
+}
+
+async function recordHousekeeping(stack: Stack): Promise<Recorded[]> {
+  const schedule = stack.client.schedule.getHandle(
+    housekeepingScheduleId(stack.service.config.temporal.taskQueue),
+  );
+  const before = (await schedule.describe()).info.numActionsTaken;
+  await schedule.trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+  const action = await waitFor(
+    async () => {
+      const info = (await schedule.describe()).info;
+      return info.numActionsTaken > before && info.recentActions.at(-1);
+    },
+    { what: 'the triggered housekeeping run to start' },
+  );
+  const { workflowId, firstExecutionRunId } = action.action.workflow;
+  const handle = stack.client.workflow.getHandle(workflowId, firstExecutionRunId);
+  await handle.result();
+  return [
+    {
+      name: 'housekeeping',
+      covers: 'the housekeeping job started by its schedule: one activity purging expired rows',
+      history: await handle.fetchHistory(),
+    },
+  ];
+}
+
+/**
+ * A workspace subscribed to `execution.started` and `execution.completed`: the execution emits both (local
+ * activities starting delivery workflows), and its deliveries are recorded, one answered at once, one after
+ * a 500.
+ */
+async function recordWebhooks(stack: Stack): Promise<Recorded[]> {
+  const workspace = await stack.service.newWorkspace(['admin']);
+  const api = stack.service.api(workspace.key);
+  const { receiver } = stack;
+  const flaky = new Set<string>();
+  const answered = new Set<string>();
+  receiver.replyAlways((request: ReceivedRequest) => {
+    if (request.path !== '/events') return { status: 200, body: { ok: true } };
+    const event = request.json as { event: string; execution_id: string; workflow: string };
+    const key = `${event.execution_id}:${event.event}`;
+    // The flaky workflow's completion is refused once, then accepted.
+    if (event.event === 'execution.completed' && flaky.has(event.workflow) && !answered.has(key)) {
+      answered.add(key);
+      return { status: 500, body: 'try again' };
+    }
+    return { status: 204 };
+  });
+  await post(api, '/v1/webhooks', 201, {
+    url: `${receiver.url}/events`,
+    events: ['execution.started', 'execution.completed'],
+  });
+
+  const steps = [
+    rulesStep('route', [{ when: 'true', output: { tier: 'gold' } }]),
+    httpStep('crm', {
+      method: 'POST',
+      url: `${receiver.url}/customers`,
+      body: { tier: '{{ steps.route.output.tier }}' },
+    }),
+  ];
+  const steady = await createWorkflow(api, definition(steps));
+  const flakyWorkflow = await createWorkflow(api, definition(steps));
+  flaky.add(flakyWorkflow);
+
+  const delivered = await trigger(api, steady);
+  await expectEnd(stack, delivered, 'success', { api });
+  const retried = await trigger(api, flakyWorkflow);
+  await expectEnd(stack, retried, 'success', { api });
+  return [
+    await captureExecution(
+      stack,
+      'execution-events-emitted',
+      'a rules and a connector step in a workspace subscribed to `execution.started` and `.completed`: both emitted',
+      delivered,
+    ),
+    await captureDelivery(
+      stack,
+      delivered,
+      'delivery-delivered',
+      '`execution.completed` answered 204 at once: the close-wait and the first attempt as local activities',
+    ),
+    await captureDelivery(
+      stack,
+      retried,
+      'delivery-retried',
+      '`execution.completed` answered 500 first: the timer, then the retrying activity from attempt 2 (answered 204)',
+    ),
+  ];
+}
+
+/** Each case's workflow created, triggered and followed to its end; its history captured. */
+async function recordCases(stack: Stack, cases: ExecutionCase[]): Promise<Recorded[]> {
+  const recorded: Recorded[] = [];
+  for (const c of cases) {
+    const workflowId = await createWorkflow(stack.api, definition(c.steps));
+    const executionId = await trigger(stack.api, workflowId, c.input ?? {});
+    if (c.whileWaiting) {
+      await waitForExecution(stack.api, executionId, (e) => e.status === 'waiting');
+      await c.whileWaiting(stack, executionId);
+    }
+    await expectEnd(stack, executionId, c.status);
+    recorded.push(await captureExecution(stack, c.name, c.covers, executionId));
+  }
+  return recorded;
+}
+
+async function waitingRun(stack: Stack, workflowId: string): Promise<string> {
+  const executionId = await trigger(stack.api, workflowId, { amount: 120 });
+  await waitForExecution(stack.api, executionId, (e) => e.status === 'waiting');
+  return executionId;
+}
+
+/** before (connector) → check (connector at `path`, with `retry`) → after (rules); fails at check. */
+async function failingRun(
+  stack: Stack,
+  path: string,
+  retryPolicy: Record<string, unknown>,
+): Promise<{ executionId: string; runId: string }> {
+  const workflowId = await createWorkflow(
+    stack.api,
+    definition(
+      [
+        httpStep('before', { method: 'POST', url: `${stack.receiver.url}${path}-before` }),
+        httpStep(
+          'check',
+          { method: 'POST', url: `${stack.receiver.url}${path}`, body: { customer: '{{ input.customer }}' } },
+          { retry: retryPolicy },
+        ),
+        rulesStep('after', [{ when: 'true', output: '{{ input.customer }}' }]),
+      ],
+      {
+        input_schema: {
+          type: 'object',
+          required: ['customer'],
+          properties: { customer: { type: 'string' } },
+        },
+      },
+    ),
+  );
+  const executionId = await trigger(stack.api, workflowId, { customer: 'Ada' });
+  const failed = await expectEnd(stack, executionId, 'failed');
+  return { executionId, runId: failed.runId };
+}
+
+async function retry(stack: Stack, executionId: string, body?: unknown): Promise<void> {
+  await post(stack.api, `/v1/executions/${executionId}/retry`, 202, body);
+}
+
+/** A POST through the API that must answer `status` (a case that went otherwise would record something else). */
+async function post(api: ApiClient, url: string, status: number, body?: unknown): Promise<void> {
+  const res = await api.post(url, body);
+  if (res.status !== status)
+    throw new Error(`POST ${url} answered ${res.status}: ${JSON.stringify(res.body)}`);
+}
+
+/**
+ * Waits until the execution has ended and checks it ended with `status` (a case that ended otherwise would
+ * record something else than it says); with `afterRun`, that a new run has (a retry's).
+ */
+async function expectEnd(
+  stack: Stack,
+  executionId: string,
+  status: string,
+  { afterRun, api = stack.api }: { afterRun?: string; api?: ApiClient } = {},
+): Promise<{ execution: ExecutionBody; runId: string }> {
+  const execution = await waitForExecution(api, executionId);
+  const { runId } = await stack.client.workflow.getHandle(executionId).describe();
+  if (execution.status !== status || runId === afterRun) {
+    throw new Error(
+      `Execution ${executionId} (run ${runId}) ended ${execution.status}, expected ${status}` +
+        `${afterRun ? ` in a run after ${afterRun}` : ''}: ${JSON.stringify(execution)}`,
+    );
+  }
+  return { execution, runId };
+}
+
+/** The history of the execution's latest run, as it is now. */
+async function captureExecution(
+  stack: Stack,
+  name: string,
+  covers: string,
+  executionId: string,
+): Promise<Recorded> {
+  const { runId } = await stack.client.workflow.getHandle(executionId).describe();
+  return { name, covers, history: await stack.client.workflow.getHandle(executionId, runId).fetchHistory() };
+}
+
+/** The finished delivery workflow of the execution's `execution.completed` event. */
+async function captureDelivery(
+  stack: Stack,
+  executionId: string,
+  name: string,
+  covers: string,
+): Promise<Recorded> {
+  const request = await waitFor(
+    async () =>
+      stack.receiver.requests.find((r) => {
+        const event = r.json as { event?: string; execution_id?: string } | undefined;
+        return event?.event === 'execution.completed' && event.execution_id === executionId;
+      }),
+    { what: `the execution.completed event of ${executionId}` },
+  );
+  const handle = stack.client.workflow.getHandle(`dlv_${(request.json as { id: string }).id}`);
+  const summary = (await handle.result()) as { delivered: number };
+  if (summary.delivered !== 1) throw new Error(`Delivery of ${executionId}: ${JSON.stringify(summary)}`);
+  return { name, covers, history: await handle.fetchHistory() };
+}
+
+/** The short commit of HEAD; refuses when the workflow code has uncommitted changes. */
+function recordingCommit(allowUncommitted: boolean): string {
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: projectRoot, encoding: 'utf8' }).trimEnd();
+  const commit = git('rev-parse', '--short', 'HEAD');
+  const changed = git('status', '--porcelain', '--', ...WORKFLOW_CODE);
+  if (!changed) return commit;
+  if (!allowUncommitted) {
+    throw new UsageError(
+      `The workflow code has uncommitted changes, so these histories would belong to no commit:\n${changed}\n` +
+        'Commit them first (or pass --allow-uncommitted to record them as "<commit>+uncommitted").',
+    );
+  }
+  return `${commit}+uncommitted`;
+}
+
+/** `<name>.json`, or `<name>-<commit>.json` when that exists; undefined when both exist. */
+function freeFileName(name: string, commit: string): string | undefined {
+  return [`${name}.json`, `${name}-${commit.replace('+', '-')}.json`].find(
+    (file) => !fs.existsSync(path.join(HISTORIES, file)),
+  );
+}
+
+async function writeFormatted(file: string, text: string): Promise<void> {
+  const options = (await prettier.resolveConfig(file)) ?? {};
+  fs.writeFileSync(file, await prettier.format(text, { ...options, filepath: file }));
+}
+
+/** Adds one row per new history to the corpus table of test/replay/README.md. */
+async function addToManifest(rows: { file: string; workflow: string; commit: string; covers: string }[]) {
+  const lines = fs.readFileSync(MANIFEST, 'utf8').split('\n');
+  const header = lines.findIndex((line) => line.startsWith('| history'));
+  if (header < 0) throw new Error(`No corpus table (a row starting "| history") in ${MANIFEST}`);
+  let end = header;
+  while (lines[end + 1]?.startsWith('|')) end++;
+  lines.splice(
+    end + 1,
+    0,
+    ...rows.map(
+      (r) => `| \`${r.file}\` | \`${r.workflow}\` | \`${r.commit}\` | ${r.covers.replace(/\|/g, '/')} |`,
+    ),
+  );
+  await writeFormatted(MANIFEST, lines.join('\n'));
+}
+
+async function startStack(): Promise<Stack> {
+  const receiver = await Receiver.start();
+  const ai = await FakeAiProvider.start();
+  const service = await startTestService({
+    env: {
+      TEMPORAL_TASK_QUEUE: 'switchyard',
+      AI_BASE_URL: ai.baseUrl,
+      AI_MODEL: 'fake-model',
+      // One retry, a second after the first attempt.
+      WEBHOOK_RETRY_SCHEDULE: '1',
+    },
+    logger: createLogger('error'),
+  });
+  return { service, api: service.api(), client: service.runtime.services.temporal.client, receiver, ai };
+}
+
+async function stopStack(stack: Stack): Promise<void> {
+  await stack.service.stop();
+  await stopSharedTemporal();
+  await stack.ai.stop();
+  await stack.receiver.stop();
+}
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(args: string[]): Promise<void> {
+  const allowUncommitted = args.includes('--allow-uncommitted');
+  const names = args.filter((arg) => arg !== '--allow-uncommitted');
+  const unknown = names.filter((name) => !GROUPS.some((group) => group.name === name));
+  if (unknown.length > 0) {
+    throw new UsageError(
+      `Unknown group(s) ${unknown.join(', ')}. Usage: npm run record-histories [-- [--allow-uncommitted] ` +
+        `[group ...]], groups: ${GROUPS.map((g) => g.name).join(', ')} (all by default).`,
+    );
+  }
+  const commit = recordingCommit(allowUncommitted);
+  const groups = names.length > 0 ? GROUPS.filter((group) => names.includes(group.name)) : GROUPS;
+  say(`Recording ${groups.map((g) => g.name).join(', ')} at ${commit}: starting a dev server and a service…`);
+  const stack = await startStack();
+  const recorded: Recorded[] = [];
+  try {
+    for (const group of groups) {
+      say(`- ${group.name}`);
+      recorded.push(...(await group.record(stack)));
+    }
+  } finally {
+    await stopStack(stack);
+  }
+
+  const rows = [];
+  for (const { name, covers, history } of recorded) {
+    const file = freeFileName(name, commit);
+    if (!file) {
+      say(`  ${name}: kept (recorded at ${commit} already)`);
+      continue;
+    }
+    const workflow =
+      history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
+    await writeFormatted(path.join(HISTORIES, file), historyToJSON(history));
+    rows.push({ file, workflow, commit, covers });
+    say(`  ${file}: ${history.events?.length ?? 0} events`);
+  }
+  if (rows.length > 0) await addToManifest(rows);
+  say(
+    `${rows.length} histor${rows.length === 1 ? 'y' : 'ies'} written to ${path.relative(projectRoot, HISTORIES)} ` +
+      `and listed in ${path.relative(projectRoot, MANIFEST)}.`,
+  );
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    const text = error instanceof UsageError ? error.message : error instanceof Error ? error.stack : error;
+    process.stderr.write(`${String(text)}\n`);
+    process.exit(1);
+  },
+);
