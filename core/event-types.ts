@@ -49,6 +49,11 @@ export interface DeliveryWorkflowInput {
    * since this build; histories started earlier lack it and replay on their activities-only path.
    */
   local_first_attempt?: boolean;
+  /**
+   * The database was away when the event was emitted: `delivery_ids` is empty and the workflow records
+   * the deliveries itself (record_deliveries) before anything else.
+   */
+  deliveries_unrecorded?: boolean;
 }
 
 export const DELIVERY_WORKFLOW_TYPE = 'delivery';

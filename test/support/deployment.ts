@@ -106,6 +106,11 @@ export class Deployment {
     return `http://127.0.0.1:${this.apiPort}`;
   }
 
+  /** The Temporal frontend of this deployment (its own dev server). */
+  get temporalAddress(): string {
+    return `127.0.0.1:${this.temporalPort}`;
+  }
+
   client(key: string = this.adminKey): ApiClient {
     return apiClient(this.url, key);
   }

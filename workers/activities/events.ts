@@ -1,8 +1,13 @@
 /**
  * Execution events (CONTRACT §6). `emit_event` runs as a local activity of the execution workflow: it
  * records one delivery per subscribed endpoint and starts the event's delivery workflow (none when
- * nobody subscribed). `await_execution_closed`, `deliver_webhook_first` and `deliver_webhook` are the
- * delivery workflow's.
+ * nobody subscribed). `record_deliveries`, `await_execution_closed`, `deliver_webhook_first` and
+ * `deliver_webhook` are the delivery workflow's.
+ *
+ * While PostgreSQL is away, Temporal is the outbox: emit_event starts the delivery workflow with the
+ * event alone (`deliveries_unrecorded`), and that workflow records the deliveries (`record_deliveries`,
+ * retried until the database answers) before it delivers. So an execution never waits for the database
+ * to announce itself, and no event is lost.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
@@ -26,6 +31,7 @@ import {
   type EmittedEvent,
   type EventKind,
 } from '../../core/event-types';
+import { DATABASE_WAIT_MS, withDeadline } from './deadline';
 import { parseRetryAfter } from './retry-after';
 
 export interface EventActivityDeps {
@@ -63,35 +69,74 @@ export function createEventActivities(deps: EventActivityDeps) {
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(deps.policy) } });
   const maxAttempts = deps.retryScheduleMs.length + 1;
 
-  async function emit_event(event: EmittedEvent): Promise<{ deliveries: number }> {
-    if (!(await deps.subscribedEventKinds(event.workspace_id)).includes(event.payload.event))
-      return { deliveries: 0 };
+  /** One delivery per endpoint subscribed to the event (idempotent: one per endpoint and event). */
+  async function recordDeliveries(event: EmittedEvent): Promise<string[]> {
+    if (!(await deps.subscribedEventKinds(event.workspace_id)).includes(event.payload.event)) return [];
     const endpoints = await subscribedEndpoints(deps.db, event.workspace_id, event.payload.event);
-    if (endpoints.length === 0) return { deliveries: 0 };
-    const deliveryIds = await createDeliveries(
+    if (endpoints.length === 0) return [];
+    return createDeliveries(
       deps.db,
       event.workspace_id,
       event.payload,
       endpoints.map((e) => e.id),
     );
+  }
+
+  async function emit_event(
+    event: EmittedEvent,
+  ): Promise<{ deliveries: number } | { deliveries: 'unrecorded'; database_error: string }> {
+    let deliveryIds: string[];
+    try {
+      deliveryIds = await withDeadline(recordDeliveries(event), DATABASE_WAIT_MS);
+    } catch (error) {
+      // The database is away (or too slow): the delivery workflow records the deliveries once it is back.
+      const reason = (error as Error).message;
+      Context.current().log.warn(
+        'Database unavailable: the event goes to Temporal, deliveries recorded later',
+        {
+          event: event.payload.event,
+          eventId: event.payload.id,
+          error: reason,
+        },
+      );
+      await startDelivery(event, [], true);
+      return { deliveries: 'unrecorded', database_error: reason };
+    }
+    if (deliveryIds.length === 0) return { deliveries: 0 };
+    await startDelivery(event, deliveryIds, false);
+    return { deliveries: deliveryIds.length };
+  }
+
+  async function startDelivery(
+    event: EmittedEvent,
+    deliveryIds: string[],
+    unrecorded: boolean,
+  ): Promise<void> {
     const input: DeliveryWorkflowInput = {
       event,
       delivery_ids: deliveryIds,
       max_attempts: maxAttempts,
       local_first_attempt: true,
+      ...(unrecorded && { deliveries_unrecorded: true }),
     };
     try {
       await deps.client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
         taskQueue: Context.current().info.taskQueue,
         workflowId: deliveryWorkflowId(event.payload.id),
         args: [input],
-        staticSummary: `${event.payload.event} of ${event.payload.execution_id} to ${deliveryIds.length} endpoint(s)`,
+        staticSummary: unrecorded
+          ? `${event.payload.event} of ${event.payload.execution_id} (subscribers read once the database is back)`
+          : `${event.payload.event} of ${event.payload.execution_id} to ${deliveryIds.length} endpoint(s)`,
       });
     } catch (error) {
-      // This local activity ran again after a crash: the delivery is already under way.
+      // This local activity ran again after a crash (or a late database answer): the delivery is under way.
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
-    return { deliveries: deliveryIds.length };
+  }
+
+  /** The deliveries of an event emitted while the database was away; retried until it is back. */
+  async function record_deliveries(event: EmittedEvent): Promise<string[]> {
+    return recordDeliveries(event);
   }
 
   /**
@@ -215,7 +260,7 @@ export function createEventActivities(deps: EventActivityDeps) {
     return { status: outcome.status };
   }
 
-  return { emit_event, await_execution_closed, deliver_webhook_first, deliver_webhook };
+  return { emit_event, record_deliveries, await_execution_closed, deliver_webhook_first, deliver_webhook };
 }
 
 function describeError(error: unknown): string {

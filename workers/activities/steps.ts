@@ -42,6 +42,7 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
+import { DATABASE_WAIT_MS, withDeadline } from './deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 
 export interface StepRunnerDeps {
@@ -94,7 +95,13 @@ export function createStepRunner(deps: StepRunnerDeps) {
       if (bytes > BATCH_RESULT_BYTES) break;
     }
     const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
-    if (batch.report_subscriptions) result.subscribed = await deps.subscribedEventKinds(batch.workspace_id);
+    // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
+    // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
+    if (batch.report_subscriptions)
+      result.subscribed = await withDeadline(
+        deps.subscribedEventKinds(batch.workspace_id),
+        DATABASE_WAIT_MS,
+      ).catch(() => undefined);
     return result;
   };
 }

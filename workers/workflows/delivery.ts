@@ -5,7 +5,8 @@
  * a receiver that answers at once is served in the workflow's first task, with no activity task to
  * dispatch. A failed first attempt hands over, after the schedule's first delay (a durable timer), to
  * one retrying activity per endpoint, which computes each later delay (the Standard Webhooks schedule,
- * or the receiver's Retry-After).
+ * or the receiver's Retry-After). An event emitted while the database was away arrives without its
+ * deliveries (`deliveries_unrecorded`): the workflow records them first, once the database is back.
  */
 import { proxyActivities, proxyLocalActivities, setWorkflowOptions, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -22,6 +23,13 @@ const { await_execution_closed } = proxyActivities<Activities>({
   // Each long-poll returns within about 20 s and the activity heartbeats between them.
   heartbeatTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
+});
+
+/** An event emitted while the database was away: its deliveries, recorded once the database is back. */
+const { record_deliveries } = proxyActivities<Activities>({
+  summary: 'record the deliveries (the database was away when the event was emitted)',
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
 const LOCAL_OPTIONS = {
@@ -50,8 +58,9 @@ export async function delivery(input: DeliveryWorkflowInput): Promise<DeliverySu
         }).await_execution_closed(target)
       : await_execution_closed(target));
   }
+  const deliveryIds = input.deliveries_unrecorded ? await record_deliveries(input.event) : input.delivery_ids;
   const results = await Promise.allSettled(
-    input.delivery_ids.map((deliveryId) =>
+    deliveryIds.map((deliveryId) =>
       firstAttemptLocal ? deliverFirstLocally(input, deliveryId) : deliverAsActivity(input, deliveryId, 1),
     ),
   );
