@@ -32,7 +32,7 @@ export interface DeploymentOptions {
 }
 
 /** A child process of ours with its output kept for failure messages. */
-class Managed {
+export class Managed {
   private child: ChildProcess | undefined;
   output = '';
 
@@ -93,6 +93,8 @@ export class Deployment {
   private databaseUrl = '';
   readonly api: Managed;
   readonly worker: Managed;
+  /** Processes started besides the first API and worker (replicas, other builds). */
+  private readonly extras: Managed[] = [];
 
   constructor(private readonly options: DeploymentOptions = {}) {
     this.api = new Managed('the API', 'dist/src/api-main.js', () => ({
@@ -185,6 +187,35 @@ export class Deployment {
     await this.worker.waitForOutput(/Worker running/);
   }
 
+  /** One more API process, on its own port, sharing everything else; returns its base URL. */
+  async startExtraApi(): Promise<{ process: Managed; url: string }> {
+    const port = await freePort();
+    const api = new Managed(`API ${this.extras.length + 2}`, 'dist/src/api-main.js', () => ({
+      ...this.env(),
+      PORT: String(port),
+    }));
+    this.extras.push(api);
+    const url = `http://127.0.0.1:${port}`;
+    api.start();
+    await waitFor(
+      async () => {
+        if (!api.running) throw new Error(`${api.name} exited:\n${api.output.slice(-3000)}`);
+        return (await request(url).get('/readyz').timeout(2000)).status === 200;
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${api.name} to be ready` },
+    );
+    return { process: api, url };
+  }
+
+  /** One more worker process; `env` overrides its configuration (another build: WORKER_BUILD_ID). */
+  async startExtraWorker(name: string, env: Record<string, string> = {}): Promise<Managed> {
+    const worker = new Managed(name, 'dist/workers/main.js', () => ({ ...this.env(), ...env }));
+    this.extras.push(worker);
+    worker.start();
+    await worker.waitForOutput(/Worker running/);
+    return worker;
+  }
+
   /** A new workspace with an admin key, written straight into the deployment's database. */
   async newWorkspace(): Promise<{ workspaceId: string; key: string }> {
     const db = await openDatabase({ url: this.databaseUrl, dataDir: this.temporalDir, maxConnections: 1 });
@@ -209,6 +240,7 @@ export class Deployment {
   }
 
   async stop(): Promise<void> {
+    for (const extra of this.extras) await extra.kill('SIGTERM');
     await this.worker.kill('SIGTERM');
     await this.api.kill('SIGTERM');
     await this.proxy?.restore().catch(() => undefined);
