@@ -1,11 +1,14 @@
--- Rate-limit counters shared by every API process on a PostgreSQL server (src/http/rate-limit.ts).
--- rate-limiter-flexible's RateLimiterPostgres reads and writes this table (tableCreated: true, so it never
--- creates one itself): the column names, their order and their types are the library's. `expire` is a
--- Unix time in milliseconds; rows expired for an hour are deleted by the library every 5 minutes.
--- Unlogged: a counter lost in a server crash only gives callers a fresh window, and skipping the WAL
--- keeps the upsert that every authenticated request makes cheap.
+-- Token buckets shared by every API process on a PostgreSQL server (src/http/rate-limit.ts, CONTRACT §8):
+-- one row per limited key ("api-key:<key id>", "hook:<workspace>/<workflow>"). `tokens` is the bucket's
+-- level at `updated_at` (the database's clock, so every process agrees); one statement per request
+-- refills it by the time since then, takes a token when there is one and says in `allowed` whether it did
+-- (RETURNING sees only the new row). A row whose bucket would be full again carries no information: the
+-- limiter deletes those. No index besides the key's, so each request's update stays a HOT update.
+-- Unlogged: a bucket lost in a server crash only gives callers a full bucket, and skipping the WAL keeps
+-- the upsert that every authenticated request makes cheap.
 create unlogged table rate_limits (
   key text primary key,
-  points integer not null default 0,
-  expire bigint
+  tokens double precision not null,
+  allowed boolean not null,
+  updated_at timestamptz not null
 );

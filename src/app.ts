@@ -50,7 +50,8 @@ export function createApp(services: Services): Koa {
   const limiter = createRateLimiter({
     ...services.config.rateLimit,
     name: 'api-key',
-    pool: services.db.pool,
+    db: services.db,
+    logger: services.logger,
   });
 
   registerRoutes(router, apiRoutes(openApiDocument), services, {

@@ -33,7 +33,12 @@ const limiterByService = new WeakMap<Services, RateLimiter>();
 function hookLimiter(services: Services): RateLimiter {
   let limiter = limiterByService.get(services);
   if (!limiter) {
-    limiter = createRateLimiter({ ...services.config.rateLimit, name: 'hook', pool: services.db.pool });
+    limiter = createRateLimiter({
+      ...services.config.rateLimit,
+      name: 'hook',
+      db: services.db,
+      logger: services.logger,
+    });
     limiterByService.set(services, limiter);
   }
   return limiter;
@@ -64,9 +69,9 @@ const DESCRIPTION = [
   'request (same `t` and body) sent again answers with the same execution_id and starts nothing new (as long',
   'as the execution is kept: the namespace retention, 30 days by default; a signature is only accepted for',
   `${SIGNATURE_TOLERANCE_SECONDS} s anyway).`,
-  'Verified requests are rate-limited per workflow with the per-key settings (a burst of RATE_LIMIT_BURST per',
-  'window of RATE_LIMIT_BURST / RATE_LIMIT_PER_SECOND seconds, shared by every API process); responses carry',
-  'RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and a 429 `rate_limited` adds Retry-After.',
+  'Verified requests are rate-limited per workflow (token bucket with the per-key settings, shared by every',
+  'API process over a PostgreSQL server); responses carry RateLimit-Limit, RateLimit-Remaining and',
+  'RateLimit-Reset, and a 429 `rate_limited` adds Retry-After.',
   '',
   'Example:',
   '```',

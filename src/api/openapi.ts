@@ -19,16 +19,10 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const rateLimitHeaders = {
-  'RateLimit-Limit': {
-    description: 'Requests allowed at once and per window (RATE_LIMIT_BURST)',
-    schema: { type: 'integer' as const },
-  },
-  'RateLimit-Remaining': {
-    description: 'Requests left in the current window',
-    schema: { type: 'integer' as const },
-  },
+  'RateLimit-Limit': { description: 'Bucket size (burst)', schema: { type: 'integer' as const } },
+  'RateLimit-Remaining': { description: 'Requests left in the bucket', schema: { type: 'integer' as const } },
   'RateLimit-Reset': {
-    description: 'Seconds until the window ends and the full limit is available again',
+    description: 'Seconds until the bucket is full',
     schema: { type: 'integer' as const },
   },
 };

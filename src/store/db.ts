@@ -20,11 +20,6 @@ export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /** The embedded instance, when kind is 'pglite' (pglite-socket serves it to `npm run admin`). */
   readonly pglite?: PGlite;
-  /**
-   * The connection pool, when kind is 'postgres': the rate limiter (http/rate-limit.ts) hands it to
-   * rate-limiter-flexible, whose store speaks `pg` itself.
-   */
-  readonly pool?: pg.Pool;
   /** Runs `fn` in one transaction; rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Runs a multi-statement SQL script (migrations). */
@@ -205,7 +200,6 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     },
     listen: (channel, handlers) => listenOnServer(url, channel, handlers),
     close: () => pool.end(),
-    pool,
   };
   await db.ping();
   return db;

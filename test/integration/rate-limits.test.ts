@@ -1,13 +1,15 @@
 /**
- * CONTRACT §8 with more than one API process: over one PostgreSQL database, every process counts against
- * the same limit (rate-limiter-flexible's PostgreSQL store), so two processes allow a key's limit once,
- * not twice. With embedded PGlite (one process by construction) the limit is kept in memory.
+ * CONTRACT §8 with more than one API process: over one PostgreSQL database, every process takes from the
+ * same token bucket (a row of `rate_limits`), so two processes allow a key's burst once, not twice, and
+ * after it one request every 1/perSecond seconds between them. With embedded PGlite (one process by
+ * construction) the buckets are kept in memory.
  */
 import { expect } from 'chai';
 import request from 'supertest';
 import { signatureHeader } from '../../src/hooks/signature';
 import { definition, rulesStep, uniqueId } from '../support/fixtures';
 import { startTestService, type TestService } from '../support/stack';
+import { sleep, waitFor } from '../support/wait';
 
 const PER_SECOND = 1;
 const BURST = 6;
@@ -61,6 +63,34 @@ describe('rate limits across API processes @integration', function () {
         service.api(key).get('/v1/workflows'),
       );
       expect(allowed).to.be.within(BURST, mostAllowed);
+    });
+
+    it('after the burst, lets one request through every 1/perSecond seconds across both processes', async () => {
+      const key = await first.newKey('default', ['read']);
+      const get = (service: TestService) => service.api(key).get('/v1/workflows');
+      for (let i = 0; i < BURST; i++) expect((await get(i % 2 ? second : first)).status).to.equal(200);
+      const refused = await waitFor(
+        async () => {
+          const res = await get(second);
+          return res.status === 429 && res;
+        },
+        { intervalMs: 0, what: 'a refusal once the burst is spent' },
+      );
+      // Less than a token left: the next one is 1 s away, the whole bucket 6 s.
+      expect(refused.headers).to.include({
+        'retry-after': '1',
+        'ratelimit-remaining': '0',
+        'ratelimit-reset': String(BURST / PER_SECOND),
+      });
+      // The first request the refill lets through leaves the bucket close to empty...
+      await waitFor(async () => (await get(first)).status === 200, { intervalMs: 20, what: 'a trickle' });
+      expect((await get(second)).status).to.equal(429);
+      // ...and 1/perSecond seconds later exactly one more request gets through, on either process.
+      await sleep(1000 / PER_SECOND + 100);
+      expect((await get(second)).status).to.equal(200);
+      const next = await get(first);
+      expect(next.status).to.equal(429);
+      expect(next.headers).to.include({ 'retry-after': '1' });
     });
 
     it("allows a workflow's inbound hooks their burst once across both processes", async () => {
