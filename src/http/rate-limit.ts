@@ -24,6 +24,7 @@ import type Koa from 'koa';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { Database } from '../store/db';
+import { withDeadline } from '../store/deadline';
 
 export interface RateLimitSettings {
   /** Tokens added per second (RATE_LIMIT_PER_SECOND). */
@@ -192,19 +193,16 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   return {
     take: async (key) => {
       if (now() < askDatabaseAfter) return memory.take(key);
-      let rows: TakenRow[] | undefined;
+      let rows: TakenRow[];
       try {
-        rows = await within(
-          deadlineMs,
+        // A statement that answers after the deadline still takes its token in the table.
+        rows = await withDeadline(
           db.query<TakenRow>(TAKE_TOKEN, [`${name}:${key}`, settings.perSecond, settings.burst]),
+          deadlineMs,
         );
+        if (!rows[0]) throw new Error('the statement returned no bucket');
       } catch (error) {
         fellBack(error);
-        return memory.take(key);
-      }
-      if (!rows?.[0]) {
-        // A statement that answers later still takes its token in the table.
-        fellBack(new Error(`no answer within ${deadlineMs} ms`));
         return memory.take(key);
       }
       if (inMemory) {
@@ -215,22 +213,6 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       return decide(settings, rows[0].tokens, rows[0].allowed);
     },
   };
-}
-
-/**
- * `work`'s result, or undefined when it has not come within `ms`. The work goes on (a statement cannot
- * be called back) and a late failure of it is ignored.
- */
-async function within<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

@@ -4,7 +4,10 @@
  * a Temporal server). Afterwards every execution is accounted for, every event was delivered, and the
  * API never answered a 5xx.
  */
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
+import { housekeepingScheduleId } from '../../src/housekeeping/schedule';
+import { waitFor } from '../support/wait';
 import { Deployment } from '../support/deployment';
 import { definition, httpStep, rulesStep } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
@@ -79,6 +82,7 @@ describe('load: thousands of triggers across workflows and workspaces @integrati
           for (;;) {
             const res = await apiClient(deployment.url, target.key)
               .post(`/v1/workflows/${target.workflowId}/trigger`, { n })
+              .set('Idempotency-Key', `load-${n}`)
               .timeout(30_000);
             log.record(res, [202]);
             if (res.status === 202) accepted.set(res.body.execution_id as string, target);
@@ -146,5 +150,46 @@ describe('load: thousands of triggers across workflows and workspaces @integrati
       );
       expect(foreign, `events of other workspaces at ${eventsPath}`).to.deep.equal([]);
     }
+  });
+
+  it('leaves nothing the housekeeping job cannot purge: its tables stay bounded', async () => {
+    const counts = () =>
+      deployment.withDatabase(async (db) => {
+        const [row] = await db.query<Record<string, string>>(
+          `select (select count(*) from idempotency_keys) as idempotency_keys,
+                  (select count(*) from webhook_deliveries) as deliveries,
+                  (select count(*) from webhook_delivery_attempts) as attempts`,
+        );
+        return Object.fromEntries(Object.entries(row!).map(([table, n]) => [table, Number(n)]));
+      });
+    const left = await counts();
+    expect(left['idempotency_keys']).to.equal(TRIGGERS);
+    expect(left['deliveries']).to.equal(TRIGGERS * 2);
+    // As if a day (the contract's idempotency window) and the log's retention had passed.
+    await deployment.withDatabase(async (db) => {
+      await db.query(`update idempotency_keys set created_at = now() - interval '25 hours'`);
+      await db.query(`update webhook_deliveries set created_at = now() - interval '31 days'`);
+    });
+    const temporal = await Connection.connect({ address: deployment.temporalAddress });
+    try {
+      await new Client({ connection: temporal }).schedule
+        .getHandle(housekeepingScheduleId(deployment.taskQueue))
+        .trigger();
+    } finally {
+      await temporal.close();
+    }
+    let last = left;
+    await waitFor(
+      async () => {
+        last = await counts();
+        return Object.values(last).every((n) => n === 0);
+      },
+      {
+        timeoutMs: 120_000,
+        intervalMs: 1000,
+        what: `the housekeeping job to purge (left: ${JSON.stringify(last)})`,
+      },
+    );
+    reportScenario('load-housekeeping', { before: left, after: last });
   });
 });

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { newApiKey, randomBase62 } from '../../src/ids';
 import { projectRoot } from '../../src/paths';
 import { createApiKey } from '../../src/store/api-keys';
-import { openDatabase } from '../../src/store/db';
+import { openDatabase, type Database } from '../../src/store/db';
 import { createWorkspace } from '../../src/store/workspaces';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
 import { freePort } from './ports';
@@ -218,14 +218,21 @@ export class Deployment {
 
   /** A new workspace with an admin key, written straight into the deployment's database. */
   async newWorkspace(): Promise<{ workspaceId: string; key: string }> {
-    const db = await openDatabase({ url: this.databaseUrl, dataDir: this.temporalDir, maxConnections: 1 });
-    try {
+    return this.withDatabase(async (db) => {
       const workspaceId = `ws-${randomBase62(8).toLowerCase()}`;
       await createWorkspace(db, workspaceId, workspaceId);
       return {
         workspaceId,
         key: (await createApiKey(db, { workspaceId, name: 'load', scopes: ['admin'] })).key,
       };
+    });
+  }
+
+  /** Runs `work` on a connection of its own to the deployment's database. */
+  async withDatabase<T>(work: (db: Database) => Promise<T>): Promise<T> {
+    const db = await openDatabase({ url: this.databaseUrl, dataDir: this.temporalDir, maxConnections: 1 });
+    try {
+      return await work(db);
     } finally {
       await db.close();
     }

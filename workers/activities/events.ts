@@ -31,7 +31,7 @@ import {
   type EmittedEvent,
   type EventKind,
 } from '../../core/event-types';
-import { DATABASE_WAIT_MS, withDeadline } from './deadline';
+import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { parseRetryAfter } from './retry-after';
 
 export interface EventActivityDeps {

@@ -42,7 +42,7 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
-import { DATABASE_WAIT_MS, withDeadline } from './deadline';
+import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 
 export interface StepRunnerDeps {

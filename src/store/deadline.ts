@@ -5,7 +5,7 @@
 /**
  * How long an execution's activities wait for the database where they can do without it (emit_event,
  * the subscription report of run_steps): a database that is away can take its connection timeout
- * (3 s) or its query timeout (15 s) to say so.
+ * (3 s) or its query timeout (15 s) to say so. (The rate limiter has its own, shorter deadline.)
  */
 export const DATABASE_WAIT_MS = 2_000;
 
