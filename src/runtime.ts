@@ -147,6 +147,7 @@ export async function startRuntime({
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: config.deliveryLogRetentionDays,
+        executionRetentionDays: config.temporal.retentionDays,
         bundle,
         version,
         extraActivities,

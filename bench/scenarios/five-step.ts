@@ -110,6 +110,7 @@ export async function benchFiveStep(ctx: BenchContext) {
         client: services.temporal.client,
         webhookRetryScheduleMs: services.config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: services.config.deliveryLogRetentionDays,
+        executionRetentionDays: services.config.temporal.retentionDays,
       }),
       // As createExecutionWorker.
       maxConcurrentActivityTaskExecutions: 200,

@@ -1,5 +1,6 @@
 /** Retries of failed runs (see migrations/003): a guard against concurrent retries, and superseded runs. */
 import type { Queryable } from './db';
+import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
 
 export interface RetryClaim {
   /** True when this caller owns the retry of the run and must start the new run. */
@@ -54,4 +55,20 @@ export async function supersededRuns(db: Queryable, runIds: string[]): Promise<S
     [runIds],
   );
   return new Set(rows.map((row) => row.base_run_id));
+}
+
+/**
+ * Deletes retries older than Temporal's retention (TEMPORAL_RETENTION_DAYS): the failed run they
+ * supersede closed before they were made, so Temporal has deleted it by then (the housekeeping job).
+ */
+export function purgeExecutionRetries(db: Queryable, retentionDays: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from execution_retries where base_run_id in (
+       select base_run_id from execution_retries
+        where created_at < now() - make_interval(days => $1)
+        limit ${PURGE_BATCH})
+     returning 1`,
+    [retentionDays],
+  );
 }

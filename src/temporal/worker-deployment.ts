@@ -93,7 +93,10 @@ export async function makeCurrentVersion(request: CurrentVersionRequest): Promis
       if (code === undefined || !NOT_READY_YET.has(code) || Date.now() > deadline) {
         throw new Error(
           `Could not make build ${version.buildId} the current version of worker deployment ` +
-            `"${version.deploymentName}": ${(error as Error).message}`,
+            `"${version.deploymentName}": ${(error as Error).message}` +
+            (code === grpcStatus.UNIMPLEMENTED
+              ? ' (a Temporal server before 1.28 has no Worker Deployments: set WORKER_VERSIONING=false)'
+              : ''),
           { cause: error },
         );
       }
@@ -171,9 +174,18 @@ export async function rollOutWorkerVersion(
     changed ? 'Worker build is now the current version' : 'Worker build is the current version',
   );
   if (versioning.rollout !== 'replace') return;
-  const moved = await adoptPinnedRuns({ client, taskQueue, version, identity });
-  if (moved.length > 0)
-    logger.info({ ...fields, runs: moved.length }, 'Moved runs pinned to earlier builds onto this build');
+  try {
+    const moved = await adoptPinnedRuns({ client, taskQueue, version, identity });
+    if (moved.length > 0)
+      logger.info({ ...fields, runs: moved.length }, 'Moved runs pinned to earlier builds onto this build');
+  } catch (error) {
+    // The worker serves new runs either way; the next start tries again.
+    logger.warn(
+      { ...fields, err: error },
+      'Could not move the runs pinned to earlier builds onto this build; move them with ' +
+        '`temporal workflow update-options` (README, Deploys)',
+    );
+  }
 }
 
 function grpcCode(error: unknown): number | undefined {

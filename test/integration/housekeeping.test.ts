@@ -60,12 +60,23 @@ for (const db of DB_KINDS) {
       );
     }
 
+    async function addRetry(baseRunId: string, ageDays: number): Promise<void> {
+      await query(
+        `insert into execution_retries (workspace_id, execution_id, base_run_id, retried_from_step, created_at)
+         values ($1, 'ex_1', $2, 'step', now() - make_interval(days => $3))`,
+        [workspaceId, baseRunId, ageDays],
+      );
+    }
+
     const exists = async (table: string, column: string, value: string) =>
       (await query(`select 1 from ${table} where ${column} = $1`, [value])).length > 0;
 
     before(async function () {
       this.timeout(120_000);
-      service = await startTestService({ db, env: { DELIVERY_LOG_RETENTION_DAYS: '7' } });
+      service = await startTestService({
+        db,
+        env: { DELIVERY_LOG_RETENTION_DAYS: '7', TEMPORAL_RETENTION_DAYS: '30' },
+      });
       const workspace = await service.newWorkspace();
       workspaceId = workspace.workspaceId;
       const res = await service
@@ -119,6 +130,20 @@ for (const db of DB_KINDS) {
           true,
         );
       }
+    });
+
+    it("deletes records of retried runs older than Temporal's retention, whose runs are gone", async function () {
+      this.timeout(60_000);
+      await addRetry('run_old', 31);
+      await addRetry('run_recent', 29);
+      const result = await runHousekeeping();
+      expect(result.retries, 'retries deleted').to.equal(1);
+      expect(await exists('execution_retries', 'base_run_id', 'run_old'), 'the 31-day-old retry').to.equal(
+        false,
+      );
+      expect(await exists('execution_retries', 'base_run_id', 'run_recent'), 'the 29-day-old retry').to.equal(
+        true,
+      );
     });
   });
 }

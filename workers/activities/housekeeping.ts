@@ -3,6 +3,7 @@
  * while, deleted once that while is over, so tables stay bounded however long the service runs.
  */
 import type { Database } from '../../src/store/db';
+import { purgeExecutionRetries } from '../../src/store/execution-retries';
 import { purgeExpiredIdempotencyKeys } from '../../src/store/idempotency';
 import { purgeDeliveryLog } from '../../src/store/webhooks';
 
@@ -11,13 +12,20 @@ export interface PurgeResult {
   idempotency_keys: number;
   /** Finished webhook deliveries past the retention, with their attempts. */
   deliveries: number;
+  /** Records of retried runs older than Temporal's retention (the runs they name are gone). */
+  retries: number;
 }
 
-export function createHousekeepingActivities(deps: { db: Database; deliveryLogRetentionDays: number }) {
+export function createHousekeepingActivities(deps: {
+  db: Database;
+  deliveryLogRetentionDays: number;
+  executionRetentionDays: number;
+}) {
   async function purge_expired(): Promise<PurgeResult> {
     return {
       idempotency_keys: await purgeExpiredIdempotencyKeys(deps.db),
       deliveries: await purgeDeliveryLog(deps.db, deps.deliveryLogRetentionDays),
+      retries: await purgeExecutionRetries(deps.db, deps.executionRetentionDays),
     };
   }
   return { purge_expired };

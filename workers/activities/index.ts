@@ -32,6 +32,8 @@ export interface ActivityDeps {
   webhookRetryScheduleMs: number[];
   /** Days finished webhook deliveries are kept (the housekeeping job). */
   deliveryLogRetentionDays: number;
+  /** Days Temporal keeps closed runs (TEMPORAL_RETENTION_DAYS; the housekeeping job). */
+  executionRetentionDays: number;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -67,7 +69,11 @@ export function createActivities(deps: ActivityDeps) {
       policy: { allowPrivate: deps.allowPrivateDestinations },
       retryScheduleMs: deps.webhookRetryScheduleMs,
     }),
-    ...createHousekeepingActivities({ db: deps.db, deliveryLogRetentionDays: deps.deliveryLogRetentionDays }),
+    ...createHousekeepingActivities({
+      db: deps.db,
+      deliveryLogRetentionDays: deps.deliveryLogRetentionDays,
+      executionRetentionDays: deps.executionRetentionDays,
+    }),
   };
 }
 

@@ -65,7 +65,8 @@ export const decideUpdate = defineUpdate<ApprovalDecision, [ApprovalDecisionRequ
 
 /**
  * Emitting an event is a local activity: no extra round trip, recorded in history (so a replay never
- * emits twice), retried until the database answers (an event is never dropped).
+ * emits twice). It waits for the database 2 s at most, then hands the event to Temporal (events.ts), and
+ * is retried only while Temporal itself cannot take it: an event is never dropped.
  */
 const { emit_event } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -81,8 +82,8 @@ const TASK_RESULT_BYTES = 1536 * 1024;
 /**
  * Temporal terminates a run whose history passes 50 MB or 51,200 events (limit.historySize.error,
  * limit.historyCount.error). Before each batch of steps the run checks how far it is; past these marks
- * it fails with `history_too_large` at the step it would have run, an error the API shows and a retry
- * can act on, instead of a termination that names no step. The margin holds what one more batch, its
+ * it fails with `history_too_large` at the step it would have run, an error the API shows with its
+ * step, instead of a termination that names none. The margin holds what one more batch, its
  * step's retry activity and the failure can add (a batch records at most about 2.5 MB: steps.ts).
  *
  * Not continue-as-new: the new run would have to carry every step's record in its input, and a
