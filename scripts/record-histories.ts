@@ -12,12 +12,15 @@
  * whose file exists is written as `<case>-<commit>.json`; one this commit recorded already is left as it is.
  */
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import * as prettier from 'prettier';
 import { housekeepingScheduleId } from '../src/housekeeping/schedule';
+import { deliveryWorkflowId } from '../workers/activities/events';
+import { DELIVERY_WORKFLOW_TYPE, type DeliveryWorkflowInput, type EventPayload } from '../core/event-types';
 import { createLogger } from '../src/logger';
 import { projectRoot } from '../src/paths';
 import {
@@ -75,6 +78,7 @@ const GROUPS: Group[] = [
   { name: 'retry-twice', record: recordRetryTwice },
   { name: 'housekeeping', record: recordHousekeeping },
   { name: 'webhooks', record: recordWebhooks },
+  { name: 'outbox', record: recordUnrecordedDelivery },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -386,6 +390,62 @@ async function recordWebhooks(stack: Stack): Promise<Recorded[]> {
       'delivery-retried',
       '`execution.completed` answered 500 first: the timer, then the retrying activity from attempt 2 (answered 204)',
     ),
+  ];
+}
+
+/**
+ * A delivery workflow as emit_event starts it while PostgreSQL is away: the event alone, its deliveries
+ * recorded by the workflow (record_deliveries) before it delivers. Started here directly, for the event
+ * of a finished run, with the database up: the workflow's commands are the same as after an outage.
+ */
+async function recordUnrecordedDelivery(stack: Stack): Promise<Recorded[]> {
+  const workspace = await stack.service.newWorkspace(['admin']);
+  const api = stack.service.api(workspace.key);
+  stack.receiver.replyAlways({ status: 204 });
+  await post(api, '/v1/webhooks', 201, {
+    url: `${stack.receiver.url}/events`,
+    events: ['execution.completed'],
+  });
+  const executionId = await trigger(
+    api,
+    await createWorkflow(api, definition([rulesStep('route', [{ when: 'true', output: 'gold' }])])),
+  );
+  await expectEnd(stack, executionId, 'success', { api });
+  const payload: EventPayload = {
+    id: `evt_${crypto.randomUUID().replace(/-/g, '')}`,
+    event: 'execution.completed',
+    created_at: new Date().toISOString(),
+    execution_id: executionId,
+    workflow: 'outbox',
+    workflow_version: 1,
+    status: 'success',
+    error: null,
+  };
+  const input: DeliveryWorkflowInput = {
+    event: {
+      payload,
+      workspace_id: workspace.workspaceId,
+      run_id: (await stack.client.workflow.getHandle(executionId).describe()).runId,
+    },
+    delivery_ids: [],
+    max_attempts: 8,
+    local_first_attempt: true,
+    deliveries_unrecorded: true,
+  };
+  const handle = await stack.client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
+    taskQueue: stack.service.config.temporal.taskQueue,
+    workflowId: deliveryWorkflowId(payload.id),
+    args: [input],
+  });
+  const summary = (await handle.result()) as { delivered: number };
+  if (summary.delivered !== 1) throw new Error(`Delivery of ${payload.id}: ${JSON.stringify(summary)}`);
+  return [
+    {
+      name: 'delivery-deliveries-unrecorded',
+      covers:
+        'an event handed to Temporal while the database was away (`deliveries_unrecorded`): `record_deliveries`, then the close-wait and the first attempt (answered 204)',
+      history: await handle.fetchHistory(),
+    },
   ];
 }
 
