@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from './app';
+import { handleClientError } from './http/client-error';
 import { AdmissionGate } from './executions/admission';
 import { ExecutionBacklog } from './executions/backpressure';
 import { CachedReads } from './store/cached-reads';
@@ -209,6 +210,7 @@ export async function startRuntime({
         },
         (req, res) => void handle(req, res),
       );
+      server.on('clientError', handleClientError);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, resolve);

@@ -28,7 +28,14 @@ const durationSchema = z
   .string()
   .regex(DURATION_PATTERN, 'must be a duration such as "500ms", "30s", "15m", "72h" or "7d"');
 
-const expressionSchema = z.string().min(1, 'must be a JSONata expression').max(10_000);
+/**
+ * Checked on save beyond its type: the text must parse as JSONata (a syntax error is 400
+ * invalid_definition naming the field), which no JSON Schema can say; hence the description.
+ */
+const expressionSchema = z.string().min(1, 'must be a JSONata expression').max(10_000).meta({
+  description:
+    'A JSONata expression over {input, steps, execution}. Validated on save beyond this schema: text that is not valid JSONata syntax is refused with 400 invalid_definition.',
+});
 
 const retrySchema = z
   .strictObject({
@@ -59,9 +66,10 @@ const stepCommon = {
     .optional()
     .meta({ description: 'Shown in the API and in Temporal UI; defaults to the id.' }),
   description: z.string().max(2000).optional(),
-  if: expressionSchema
-    .optional()
-    .meta({ description: 'JSONata; the step runs only when it is truthy, otherwise it is skipped.' }),
+  if: expressionSchema.optional().meta({
+    description:
+      'JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition.',
+  }),
   retry: retrySchema.optional(),
   timeout: durationSchema
     .optional()
@@ -85,10 +93,24 @@ export const rulesStepSchema = z
   .strictObject({
     ...stepCommon,
     kind: z.literal('rules'),
-    rules: z.array(ruleSchema).min(1).max(200),
+    rules: z.array(ruleSchema).max(200).meta({
+      description:
+        'Tried in order; the first whose `when` is truthy gives the output. May be empty only when `default` is given (a constant step).',
+    }),
     default: z.unknown().optional().meta({ description: 'The output when no rule matches.' }),
   })
-  .meta({ id: 'RulesStep' });
+  // A rules step with nothing to choose from still needs something to output.
+  .refine((step) => step.rules.length > 0 || step.default !== undefined, {
+    path: ['rules'],
+    message: 'must hold at least one rule unless a default is given',
+  })
+  .meta({
+    id: 'RulesStep',
+    // JSON Schema cannot see the refinement above: say it, so that tools generate what is accepted.
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      jsonSchema['anyOf'] = [{ properties: { rules: { minItems: 1 } } }, { required: ['default'] }];
+    },
+  });
 
 const httpMethodSchema = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 

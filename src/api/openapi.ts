@@ -14,6 +14,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Body larger than the limit',
   415: 'Body is not JSON',
   429: 'Rate limited; see Retry-After',
+  431: 'The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs',
   500: 'Internal error',
   503: 'A dependency (Temporal, the database) is unavailable; the request did nothing',
 };
@@ -38,7 +39,12 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         ...(spec.schema ? { content: { 'application/json': { schema: spec.schema } } } : {}),
       };
     }
-    const errors = new Set([...route.errors, 500, ...(route.auth !== 'none' ? [401, 403, 429, 503] : [])]);
+    const errors = new Set([
+      ...route.errors,
+      431,
+      500,
+      ...(route.auth !== 'none' ? [401, 403, 429, 503] : []),
+    ]);
     if (route.method === 'post' || route.method === 'put') [413, 415, 400].forEach((s) => errors.add(s));
     for (const status of [...errors].sort()) {
       responses[String(status)] = {

@@ -182,12 +182,22 @@ export const limitParam = z.coerce
   .default(20)
   .meta({ description: 'Page size (1-100, default 20).' });
 
+/**
+ * Cursors are base64url JSON that starts with `{"p":` (see cursor.ts), so the pattern says what the
+ * service can accept; only a next_cursor the service issued for the same list and filters is valid.
+ */
+export const CURSOR_PATTERN = /^eyJwIj[A-Za-z0-9_-]{2,4090}$/;
+
 export const cursorParam = z
   .string()
-  .min(1)
-  .max(4096)
+  .regex(CURSOR_PATTERN, 'must be the next_cursor of a previous page')
   .optional()
-  .meta({ description: 'The next_cursor of the previous page.' });
+  .meta({
+    description:
+      'The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued ' +
+      'for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request.',
+    example: 'eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ',
+  });
 
 export const paginated = <T extends z.ZodType>(item: T, id: string) =>
   z.object({ data: z.array(item), next_cursor: z.string().nullable() }).meta({ id });

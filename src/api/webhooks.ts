@@ -63,8 +63,26 @@ const deliverySchema = z
   })
   .meta({ id: 'WebhookDelivery' });
 
+/**
+ * What checkDestination accepts in form (its address checks come on top): https (http only where
+ * ALLOW_PRIVATE_DESTINATIONS is on), a host, no credentials. Documented rather than enforced by the
+ * schema, so that every refused URL keeps the contract's code, 400 `invalid_webhook_url`.
+ */
+const WEBHOOK_URL_PATTERN = '^https?://[^\\s/?#@]+([/?#]\\S*)?$';
+
 const createBody = z.strictObject({
-  url: z.string().min(1).max(2048),
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .meta({
+      format: 'uri',
+      pattern: WEBHOOK_URL_PATTERN,
+      description:
+        'An absolute https URL without credentials that does not resolve to a private, loopback or link-local address ' +
+        '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.',
+      example: 'https://hooks.example.com/switchyard',
+    }),
   events: z
     .array(z.enum(EVENT_KINDS, { error: `must be one of ${EVENT_KINDS.join(', ')}` }))
     .min(1)

@@ -4,10 +4,12 @@ import { randomBase62 } from '../ids';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+export const newRequestId = (): string => `req_${randomBase62(20)}`;
+
 export function requestId(): Koa.Middleware {
   return async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
-    const id = SANE_REQUEST_ID.test(incoming) ? incoming : `req_${randomBase62(20)}`;
+    const id = SANE_REQUEST_ID.test(incoming) ? incoming : newRequestId();
     ctx.state['requestId'] = id;
     ctx.set('X-Request-Id', id);
     await next();
