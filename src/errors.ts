@@ -7,31 +7,35 @@ import type { ErrorDetail } from '../core/error-detail';
 
 export type { ErrorDetail };
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_input'
-  | 'invalid_definition'
-  | 'invalid_webhook_url'
-  | 'unauthorized'
-  | 'invalid_signature'
-  | 'forbidden'
-  | 'workflow_not_found'
-  | 'execution_not_found'
-  | 'webhook_not_found'
-  | 'step_not_found'
-  | 'api_key_not_found'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'execution_not_failed'
-  | 'execution_not_running'
-  | 'step_not_waiting'
-  | 'workflow_exists'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'rate_limited'
-  | 'internal_error'
-  | 'temporal_unavailable'
-  | 'database_unavailable';
+/** Every error code the API answers with (CONTRACT §2); the OpenAPI document lists them as an enum. */
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_input',
+  'invalid_definition',
+  'invalid_webhook_url',
+  'unauthorized',
+  'invalid_signature',
+  'forbidden',
+  'workflow_not_found',
+  'execution_not_found',
+  'webhook_not_found',
+  'step_not_found',
+  'api_key_not_found',
+  'not_found',
+  'method_not_allowed',
+  'execution_not_failed',
+  'execution_not_running',
+  'step_not_waiting',
+  'workflow_exists',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal_error',
+  'temporal_unavailable',
+  'database_unavailable',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export interface AppErrorOptions {
   details?: ErrorDetail[];

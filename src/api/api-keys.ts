@@ -54,7 +54,13 @@ export function apiKeyRoutes(): AnyRoute[] {
       auth: 'admin',
       body: createBody,
       bodyRequired: true,
-      responses: { 201: { description: 'Created; `key` is shown only here', schema: createdApiKeySchema } },
+      responses: {
+        201: {
+          description: 'Created; `key` is shown only here',
+          schema: createdApiKeySchema,
+          links: { revokeApiKey: { operationId: 'revokeApiKey', parameters: { id: '$response.body#/id' } } },
+        },
+      },
       errors: [],
       handler: async ({ services, auth, body }) => {
         const { record, key } = await createApiKey(services.db, {

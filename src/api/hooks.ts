@@ -21,7 +21,7 @@ import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/r
 import type { Services } from '../services';
 import { parseJsonBody } from '../http/body';
 import { defineRoute, type AnyRoute } from './route';
-import { acceptedSchema } from './schemas';
+import { acceptedSchema, EXECUTION_LINKS } from './schemas';
 
 /**
  * One limiter per running service, keyed by workspace and workflow, with the per-key settings
@@ -103,7 +103,13 @@ export function hookRoutes(): AnyRoute[] {
       body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
       bodyValidation: 'handler',
       bodyParsing: 'handler',
-      responses: { 202: { description: 'Accepted: the execution runs', schema: acceptedSchema } },
+      responses: {
+        202: {
+          description: 'Accepted: the execution runs',
+          schema: acceptedSchema,
+          links: { getExecution: EXECUTION_LINKS.getExecution },
+        },
+      },
       errors: [401, 404, 429, 503],
       handler: async ({ koa, services, params, rawBody }) => {
         const workflowId = params.workflow;

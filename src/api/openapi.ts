@@ -2,6 +2,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { z } from 'zod';
 import type { AnyRoute } from './route';
+import type { ErrorCode } from '../errors';
 import { errorBodySchema } from './schemas';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -28,6 +29,47 @@ const rateLimitHeaders = {
   },
 };
 
+const requestIdHeader = {
+  'X-Request-Id': {
+    description:
+      'The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id.',
+    required: true,
+    schema: { type: 'string' as const, example: 'req_8Jq2mZ0cXv4LwT1aBn7R' },
+  },
+};
+
+const retryAfterHeader = {
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    required: true,
+    schema: { type: 'integer' as const, minimum: 1, example: 1 },
+  },
+};
+
+/** One example error body per status: what a client sees most often there. */
+const ERROR_EXAMPLES: Record<number, [ErrorCode, string]> = {
+  400: ['invalid_request', 'Invalid body: /events/0 must be one of execution.started, execution.completed.'],
+  401: ['unauthorized', 'Missing or invalid API key.'],
+  403: ['forbidden', "This API key lacks the 'write' scope."],
+  404: ['workflow_not_found', "No workflow 'customer-onboarding' in this workspace."],
+  405: ['method_not_allowed', 'DELETE is not allowed on /v1/workflows.'],
+  409: ['execution_not_failed', 'Only a failed execution can be retried; this one is running.'],
+  413: ['payload_too_large', 'The body is larger than 1048576 bytes.'],
+  415: ['unsupported_media_type', 'Send the body as application/json.'],
+  429: ['rate_limited', 'Too many requests for this API key; retry after 1 s.'],
+  431: [
+    'invalid_request',
+    'The request line and headers are larger than the server accepts (16 KiB in all).',
+  ],
+  500: ['internal_error', 'Something went wrong on our side; quote the request id to support.'],
+  503: ['temporal_unavailable', 'Temporal is unavailable; the request did nothing. Retry shortly.'],
+};
+
+function errorExample(status: number) {
+  const [code, message] = ERROR_EXAMPLES[status] ?? ['invalid_request', 'The request is invalid.'];
+  return { error: { code, message, request_id: 'req_8Jq2mZ0cXv4LwT1aBn7R', details: [] } };
+}
+
 export function buildOpenApiDocument(routes: AnyRoute[], version: string): Record<string, unknown> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
@@ -35,8 +77,18 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
     for (const [status, spec] of Object.entries(route.responses)) {
       responses[status] = {
         description: spec.description,
-        ...(route.auth !== 'none' ? { headers: rateLimitHeaders } : {}),
-        ...(spec.schema ? { content: { 'application/json': { schema: spec.schema } } } : {}),
+        headers: { ...requestIdHeader, ...(route.auth !== 'none' ? rateLimitHeaders : {}) },
+        ...(spec.schema
+          ? {
+              content: {
+                'application/json': {
+                  schema: spec.schema,
+                  ...(spec.example !== undefined ? { example: spec.example } : {}),
+                },
+              },
+            }
+          : {}),
+        ...(spec.links ? { links: spec.links } : {}),
       };
     }
     const errors = new Set([
@@ -49,7 +101,12 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
     for (const status of [...errors].sort()) {
       responses[String(status)] = {
         description: STATUS_TEXT[status] ?? 'Error',
-        content: { 'application/json': { schema: errorBodySchema } },
+        headers: {
+          ...requestIdHeader,
+          ...(status === 429 || status === 503 ? retryAfterHeader : {}),
+          ...(route.auth !== 'none' && status !== 401 && status !== 431 ? rateLimitHeaders : {}),
+        },
+        content: { 'application/json': { schema: errorBodySchema, example: errorExample(status) } },
       };
     }
     const operation: ZodOpenApiOperationObject = {

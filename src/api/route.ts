@@ -35,9 +35,19 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
+/** An OpenAPI Link: how a tool goes from this response to another operation. */
+export interface ResponseLink {
+  operationId: string;
+  parameters: Record<string, string>;
+  description?: string;
+}
+
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** An example body for the document. */
+  example?: unknown;
+  links?: Record<string, ResponseLink>;
 }
 
 type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;

@@ -1,15 +1,20 @@
 /** Response schemas shared by several endpoints (documented in the OpenAPI document). */
 import { z } from 'zod';
+import { ERROR_CODES } from '../errors';
 import { EXECUTION_STATUSES, STEP_STATUSES } from '../executions/views';
 
 export const errorBodySchema = z
   .object({
     error: z.object({
-      code: z
+      code: z.enum(ERROR_CODES).meta({
+        description:
+          'Machine-readable code; new codes may be added, so treat unknown ones like their HTTP status.',
+        example: 'workflow_not_found',
+      }),
+      message: z.string().meta({ description: 'For people; may change, never parse it.' }),
+      request_id: z
         .string()
-        .meta({ description: 'Machine-readable code (CONTRACT §2).', example: 'workflow_not_found' }),
-      message: z.string(),
-      request_id: z.string(),
+        .meta({ description: 'The X-Request-Id of the response.', example: 'req_8Jq2mZ0cXv4LwT1aBn7R' }),
       details: z.array(
         z.object({ path: z.string().meta({ description: 'JSON pointer' }), message: z.string() }),
       ),
@@ -18,6 +23,13 @@ export const errorBodySchema = z
   .meta({ id: 'Error' });
 
 export const timestamp = z.string().meta({ format: 'date-time', description: 'RFC 3339, UTC' });
+
+/** From a 202 that names an execution to what can be done with it. */
+export const EXECUTION_LINKS = {
+  getExecution: { operationId: 'getExecution', parameters: { id: '$response.body#/execution_id' } },
+  cancelExecution: { operationId: 'cancelExecution', parameters: { id: '$response.body#/execution_id' } },
+  retryExecution: { operationId: 'retryExecution', parameters: { id: '$response.body#/execution_id' } },
+};
 
 export const acceptedSchema = z
   .object({ status: z.literal('accepted'), execution_id: z.string().meta({ example: 'ex_4fQ8...' }) })

@@ -143,7 +143,18 @@ export function webhookRoutes(): AnyRoute[] {
       body: createBody,
       bodyRequired: true,
       responses: {
-        201: { description: 'Registered; `secret` is shown only here', schema: createdEndpointSchema },
+        201: {
+          description: 'Registered; `secret` is shown only here',
+          schema: createdEndpointSchema,
+          links: {
+            getWebhook: { operationId: 'getWebhook', parameters: { id: '$response.body#/id' } },
+            deleteWebhook: { operationId: 'deleteWebhook', parameters: { id: '$response.body#/id' } },
+            listWebhookDeliveries: {
+              operationId: 'listWebhookDeliveries',
+              parameters: { id: '$response.body#/id' },
+            },
+          },
+        },
       },
       errors: [400],
       handler: async ({ services, auth, body }) => {

@@ -19,7 +19,7 @@ import {
 import type { Services } from '../services';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { acceptedSchema, timestamp } from './schemas';
+import { acceptedSchema, EXECUTION_LINKS, timestamp } from './schemas';
 
 const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
 
@@ -144,7 +144,21 @@ export function workflowRoutes(): AnyRoute[] {
       body: definitionSchema,
       bodyValidation: 'handler',
       bodyRequired: true,
-      responses: { 201: { description: 'Created', schema: workflowSchema } },
+      responses: {
+        201: {
+          description: 'Created',
+          schema: workflowSchema,
+          links: {
+            getWorkflow: { operationId: 'getWorkflow', parameters: { id: '$response.body#/id' } },
+            saveWorkflowVersion: {
+              operationId: 'saveWorkflowVersion',
+              parameters: { id: '$response.body#/id' },
+            },
+            deleteWorkflow: { operationId: 'deleteWorkflow', parameters: { id: '$response.body#/id' } },
+            triggerWorkflow: { operationId: 'triggerWorkflow', parameters: { id: '$response.body#/id' } },
+          },
+        },
+      },
       errors: [409],
       handler: async ({ services, auth, body }) => {
         const definition = parseDefinition(body);
@@ -287,7 +301,13 @@ export function workflowRoutes(): AnyRoute[] {
       }),
       body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
       bodyValidation: 'handler',
-      responses: { 202: { description: 'Accepted: the execution runs', schema: acceptedSchema } },
+      responses: {
+        202: {
+          description: 'Accepted: the execution runs',
+          schema: acceptedSchema,
+          links: EXECUTION_LINKS,
+        },
+      },
       errors: [404],
       handler: async ({ koa, services, auth, params, query, body }) => {
         const idempotencyKey = koa.get('idempotency-key') || undefined;

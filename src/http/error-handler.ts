@@ -58,6 +58,9 @@ export function errorHandler(logger: Logger): Koa.Middleware {
       }
       ctx.status = appError.status;
       ctx.set(appError.headers);
+      // Every 429 and 503 says when to come back (the OpenAPI document promises Retry-After on both).
+      if ((appError.status === 429 || appError.status === 503) && !ctx.response.get('Retry-After'))
+        ctx.set('Retry-After', '1');
       const body: ErrorBody = {
         error: {
           code: appError.code,

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
+import { ERROR_CODES } from '../../src/errors';
 import { createWorkflow, expectError, trigger, uniqueId, waitForExecution } from '../support/fixtures';
 import { startTestService, type TestService } from '../support/stack';
 
@@ -152,6 +153,55 @@ describe('OpenAPI document and service agree @integration', function () {
       const rule = doc.components.schemas.RulesStep.properties.rules.items;
       expect(rule.properties.when.description).to.match(/JSONata syntax.*400 invalid_definition/);
       expect(doc.components.schemas.RulesStep.properties.if.description).to.match(/JSONata syntax/);
+    });
+  });
+
+  describe('what tools need from the document', () => {
+    const operations = (): [string, Json][] =>
+      Object.entries<Json>(doc.paths).flatMap(([path, methods]) =>
+        Object.entries<Json>(methods).map(([method, op]): [string, Json] => [`${method} ${path}`, op]),
+      );
+
+    it('lists the error codes as an enum', () => {
+      expect(doc.components.schemas.Error.properties.error.properties.code.enum).to.deep.equal([
+        ...ERROR_CODES,
+      ]);
+    });
+
+    it('documents X-Request-Id on every response and Retry-After on every 429 and 503', () => {
+      for (const [name, op] of operations()) {
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          expect(response.headers?.['X-Request-Id'], `${name} ${status}`).to.exist;
+          if (status === '429' || status === '503')
+            expect(response.headers['Retry-After'], `${name} ${status}`).to.exist;
+        }
+      }
+    });
+
+    it('gives every error response an example whose code is in the enum', () => {
+      for (const [name, op] of operations()) {
+        for (const [status, response] of Object.entries<Json>(op.responses)) {
+          if (Number(status) < 400) continue;
+          const example = response.content['application/json'].example;
+          expect(ERROR_CODES, `${name} ${status}`).to.include(example.error.code);
+        }
+      }
+    });
+
+    it('links create operations to the operations on what they created', () => {
+      const ids = new Set(operations().map(([, op]) => op.operationId as string));
+      const links = doc.paths['/v1/workflows'].post.responses['201'].links;
+      expect(links.getWorkflow).to.deep.equal({
+        operationId: 'getWorkflow',
+        parameters: { id: '$response.body#/id' },
+      });
+      for (const [name, op] of operations()) {
+        for (const response of Object.values<Json>(op.responses))
+          for (const link of Object.values<Json>(response.links ?? {}))
+            expect(ids, `${name} → ${link.operationId}`).to.include(link.operationId);
+      }
+      for (const path of ['/v1/webhooks', '/v1/api-keys', '/v1/workflows/{id}/trigger'])
+        expect(Object.values<Json>(doc.paths[path].post.responses)[0].links, path).to.exist;
     });
   });
 });
