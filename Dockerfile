@@ -11,8 +11,11 @@ ARG NODE_IMAGE=node:22-trixie-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The typed client is an npm workspace: npm ci needs its package.json, the build its sources.
+COPY clients/typescript/package.json ./clients/typescript/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json ./
+COPY clients ./clients
 COPY scripts ./scripts
 COPY core ./core
 COPY src ./src
@@ -23,6 +26,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY clients/typescript/package.json ./clients/typescript/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 
 # --- runtime ---
