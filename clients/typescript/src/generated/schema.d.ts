@@ -615,11 +615,41 @@ export interface components {
     Error: {
       error: {
         /**
-         * @description Machine-readable code (CONTRACT §2).
+         * @description Machine-readable code; new codes may be added, so treat unknown ones like their HTTP status.
          * @example workflow_not_found
+         * @enum {string}
          */
-        code: string;
+        code:
+          | 'invalid_request'
+          | 'invalid_input'
+          | 'invalid_definition'
+          | 'invalid_webhook_url'
+          | 'unauthorized'
+          | 'invalid_signature'
+          | 'forbidden'
+          | 'workflow_not_found'
+          | 'execution_not_found'
+          | 'webhook_not_found'
+          | 'step_not_found'
+          | 'api_key_not_found'
+          | 'not_found'
+          | 'method_not_allowed'
+          | 'execution_not_failed'
+          | 'execution_not_running'
+          | 'step_not_waiting'
+          | 'workflow_exists'
+          | 'payload_too_large'
+          | 'unsupported_media_type'
+          | 'rate_limited'
+          | 'internal_error'
+          | 'temporal_unavailable'
+          | 'database_unavailable';
+        /** @description For people; may change, never parse it. */
         message: string;
+        /**
+         * @description The X-Request-Id of the response.
+         * @example req_8Jq2mZ0cXv4LwT1aBn7R
+         */
         request_id: string;
         details: {
           /** @description JSON pointer */
@@ -951,6 +981,8 @@ export interface operations {
       /** @description Alive */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -963,18 +995,42 @@ export interface operations {
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -992,6 +1048,8 @@ export interface operations {
       /** @description Ready */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1010,27 +1068,65 @@ export interface operations {
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1048,6 +1144,8 @@ export interface operations {
       /** @description The document */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -1059,18 +1157,42 @@ export interface operations {
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1093,6 +1215,8 @@ export interface operations {
       /** @description A page of keys */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1108,63 +1232,181 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1190,6 +1432,8 @@ export interface operations {
       /** @description Created; `key` is shown only here */
       201: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1205,81 +1449,235 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1299,6 +1697,8 @@ export interface operations {
       /** @description Revoked */
       204: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1312,63 +1712,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1391,6 +1909,8 @@ export interface operations {
       /** @description A page of workflows, by id */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1406,63 +1926,181 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1484,6 +2122,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1499,90 +2139,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Conflict with the current state */
       409: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1604,6 +2416,8 @@ export interface operations {
       /** @description The definition with its version history */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1619,72 +2433,208 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1708,6 +2658,8 @@ export interface operations {
       /** @description The new version */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1723,90 +2675,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1826,6 +2950,8 @@ export interface operations {
       /** @description Deleted */
       204: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1839,63 +2965,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -1915,6 +3159,8 @@ export interface operations {
       /** @description The new secret, shown only here */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -1930,90 +3176,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2044,6 +3462,8 @@ export interface operations {
       /** @description Accepted: the execution runs */
       202: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2059,90 +3479,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2168,6 +3760,8 @@ export interface operations {
       /** @description A page of executions */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2183,63 +3777,181 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2259,6 +3971,8 @@ export interface operations {
       /** @description The execution */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2274,63 +3988,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2358,6 +4190,8 @@ export interface operations {
       /** @description Accepted: the execution runs again from the failed step */
       202: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2373,99 +4207,289 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Conflict with the current state */
       409: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2485,6 +4509,8 @@ export interface operations {
       /** @description Accepted: the execution is being canceled */
       202: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2500,99 +4526,289 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Conflict with the current state */
       409: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2620,6 +4836,8 @@ export interface operations {
       /** @description The decided step */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2635,99 +4853,289 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Conflict with the current state */
       409: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2755,6 +5163,8 @@ export interface operations {
       /** @description The decided step */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2770,99 +5180,289 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Conflict with the current state */
       409: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -2888,6 +5488,8 @@ export interface operations {
       /** @description Stored */
       204: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -2901,90 +5503,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3004,6 +5778,8 @@ export interface operations {
       /** @description Deleted */
       204: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3017,63 +5793,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3096,6 +5990,8 @@ export interface operations {
       /** @description A page of secrets, by name */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3111,63 +6007,181 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3190,6 +6204,8 @@ export interface operations {
       /** @description A page of endpoints */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3205,63 +6221,181 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3298,6 +6432,8 @@ export interface operations {
       /** @description Registered; `secret` is shown only here */
       201: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3313,81 +6449,235 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3407,6 +6697,8 @@ export interface operations {
       /** @description The endpoint */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3422,63 +6714,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3498,6 +6908,8 @@ export interface operations {
       /** @description Removed */
       204: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3511,63 +6923,181 @@ export interface operations {
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3592,6 +7122,8 @@ export interface operations {
       /** @description A page of deliveries */
       200: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3607,72 +7139,208 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3693,6 +7361,8 @@ export interface operations {
       /** @description Accepted: the delivery is being sent again */
       202: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           /** @description Bucket size (burst) */
           'RateLimit-Limit'?: number;
           /** @description Requests left in the bucket */
@@ -3708,90 +7378,262 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The key lacks the scope this endpoint needs */
       403: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
@@ -3821,6 +7663,8 @@ export interface operations {
       /** @description Accepted: the execution runs */
       202: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
@@ -3830,81 +7674,193 @@ export interface operations {
       /** @description Invalid request, input or definition */
       400: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Unknown id, or one of another workspace */
       404: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body larger than the limit */
       413: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Body is not JSON */
       415: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Rate limited; see Retry-After */
       429: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
       431: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description Internal error */
       500: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
       /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
       503: {
         headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Error'];
         };
       };
