@@ -1,0 +1,152 @@
+/** The CLI's command line: `node:util` parseArgs over every option, then a check per command. */
+import { parseArgs } from 'node:util';
+
+/** Exit codes scripts can rely on. */
+export const EXIT = {
+  ok: 0,
+  /** The operation ran and failed: an execution that did not succeed, a wait that ran out. */
+  failed: 1,
+  /** Bad command line, or a definition file that cannot be read. */
+  usage: 2,
+  /** The service answered an error (its code and request_id on stderr), or could not be reached. */
+  api: 3,
+} as const;
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+  json: { type: 'boolean' },
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  file: { type: 'string', short: 'f', multiple: true },
+  'dry-run': { type: 'boolean' },
+  input: { type: 'string' },
+  wait: { type: 'boolean' },
+  timeout: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  'workflow-version': { type: 'string' },
+  workflow: { type: 'string' },
+  status: { type: 'string' },
+  limit: { type: 'string' },
+  comment: { type: 'string' },
+} as const;
+
+export type OptionName = keyof typeof OPTIONS;
+const GLOBAL: readonly OptionName[] = ['help', 'json', 'url', 'api-key'];
+
+export interface Parsed {
+  positionals: string[];
+  values: {
+    help?: boolean;
+    version?: boolean;
+    json?: boolean;
+    url?: string;
+    'api-key'?: string;
+    file?: string[];
+    'dry-run'?: boolean;
+    input?: string;
+    wait?: boolean;
+    timeout?: string;
+    'idempotency-key'?: string;
+    'workflow-version'?: string;
+    workflow?: string;
+    status?: string;
+    limit?: string;
+    comment?: string;
+  };
+  /** Options given on the command line, to refuse those the command does not take. */
+  given: Set<OptionName>;
+}
+
+export function parseCommandLine(argv: readonly string[]): Parsed {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const given = new Set<OptionName>();
+  for (const token of parsed.tokens) if (token.kind === 'option') given.add(token.name);
+  return { positionals: parsed.positionals, values: parsed.values, given };
+}
+
+/** Refuses options that `command` does not take, and a wrong number of arguments. */
+export function expectCommand(
+  parsed: Parsed,
+  command: string,
+  options: readonly OptionName[],
+  args: { min: number; max: number; words: number },
+): string[] {
+  for (const name of parsed.given) {
+    if (!GLOBAL.includes(name) && !options.includes(name)) {
+      throw new UsageError(`${command} does not take --${name}`);
+    }
+  }
+  const rest = parsed.positionals.slice(args.words);
+  if (rest.length < args.min) throw new UsageError(`${command}: missing argument (see --help)`);
+  if (rest.length > args.max) throw new UsageError(`${command}: unexpected argument '${rest[args.max]}'`);
+  return rest;
+}
+
+/** A positive integer option, or undefined when absent. */
+export function intOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value)) throw new UsageError(`--${name} must be a positive integer, not '${value}'`);
+  return Number(value);
+}
+
+/** A JSON object option (`--input '{"plan":"pro"}'`). */
+export function jsonObjectOption(
+  value: string | undefined,
+  name: string,
+): Record<string, unknown> | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new UsageError(`--${name} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new UsageError(`--${name} must be a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export const HELP = `Usage: switchyard <command> [options]
+
+Commands:
+  login [--url URL] [--api-key KEY]        check the key and save both to the config file
+  workflows list [--limit N]               list workflows
+  workflows get ID [--workflow-version N]  show a workflow's definition
+  workflows apply -f FILE|DIR [--dry-run]  create or update workflows from JSON/YAML files
+  run WORKFLOW [--input JSON] [--wait] [--timeout SECONDS] [--idempotency-key KEY]
+      [--workflow-version N]               start an execution (--wait: until it finishes)
+  executions list [--workflow ID] [--status STATUS] [--limit N]
+  executions get ID                        an execution and its steps
+  executions retry ID [--input JSON]       retry from the failed step
+  executions cancel ID
+  executions approve ID STEP [--comment TEXT]
+  executions reject ID STEP [--comment TEXT]
+  webhooks list [--limit N]
+  webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
+
+Global options:
+  --url URL          the service (default: SWITCHYARD_URL, the config file, http://127.0.0.1:3000)
+  --api-key KEY      the API key (default: SWITCHYARD_API_KEY, the config file)
+  --json             machine-readable output on stdout
+  -h, --help         this help
+
+Exit codes: 0 ok, 1 the operation failed (e.g. the execution failed), 2 usage error,
+3 API error (code and request_id on stderr).
+`;

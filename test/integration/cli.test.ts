@@ -1,0 +1,238 @@
+/**
+ * The `switchyard` CLI (clients/typescript/src/cli) as a user runs it: the built CLI in a child process
+ * against the real service, configured through the environment (or the file `login` writes).
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { expect } from 'chai';
+import { SwitchyardClient, type Execution, type WorkflowDefinition } from '@switchyard/client';
+import { uniqueId } from '../support/fixtures';
+import { startTestService, type TestService } from '../support/stack';
+
+const CLI = resolve(__dirname, '../../../clients/typescript/dist/cli/main.js');
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI (asynchronously: the service answers from this process). */
+function cli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { PATH: process.env['PATH'], ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+function rulesWorkflow(id: string, tier = 'high'): WorkflowDefinition {
+  return {
+    id,
+    name: 'CLI test',
+    input_schema: { type: 'object', required: ['plan'], properties: { plan: { type: 'string' } } },
+    steps: [
+      {
+        id: 'route',
+        kind: 'rules',
+        rules: [
+          { when: "input.plan = 'pro'", output: { tier } },
+          { when: "input.plan = 'banned'", action: 'fail', message: 'plan not allowed' },
+        ],
+        default: { tier: 'standard' },
+      },
+    ],
+  };
+}
+
+describe('CLI switchyard @integration', function () {
+  this.timeout(180_000);
+  let service: TestService;
+  let env: Record<string, string>;
+  let client: SwitchyardClient;
+  let configHome: string;
+
+  before(async () => {
+    service = await startTestService();
+    const { key } = await service.newWorkspace(['admin']);
+    configHome = mkdtempSync(join(tmpdir(), 'sy-cli-config-'));
+    env = { SWITCHYARD_URL: service.url, SWITCHYARD_API_KEY: key, XDG_CONFIG_HOME: configHome };
+    client = new SwitchyardClient({ baseUrl: service.url, apiKey: key });
+  });
+  after(async () => {
+    await service?.stop();
+  });
+
+  it('applies a directory twice: created, then unchanged; a changed file is updated after its diff', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-cli-defs-'));
+    const jsonId = uniqueId('cli');
+    const yamlId = uniqueId('cli');
+    writeFileSync(join(dir, 'a.json'), JSON.stringify(rulesWorkflow(jsonId), null, 2));
+    mkdirSync(join(dir, 'more'));
+    writeFileSync(
+      join(dir, 'more', 'b.yaml'),
+      [
+        `id: ${yamlId}`,
+        'name: From YAML',
+        'steps:',
+        '  - id: route',
+        '    kind: rules',
+        '    rules: []',
+        '    default: { tier: standard }',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(join(dir, 'notes.txt'), 'not a definition');
+
+    const first = await cli(['workflows', 'apply', '-f', dir], env);
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stdout).to.match(new RegExp(`a\\.json: ${jsonId} created \\(version 1\\)`));
+    expect(first.stdout).to.match(new RegExp(`b\\.yaml: ${yamlId} created \\(version 1\\)`));
+
+    const second = await cli(['workflows', 'apply', '-f', dir], env);
+    expect(second.code, second.stderr).to.equal(0);
+    expect(second.stdout).to.match(new RegExp(`${jsonId} unchanged \\(version 1\\)`));
+    expect(second.stdout).to.match(new RegExp(`${yamlId} unchanged \\(version 1\\)`));
+    expect((await client.workflows.get(jsonId)).latest_version).to.equal(1);
+
+    writeFileSync(join(dir, 'a.json'), JSON.stringify(rulesWorkflow(jsonId, 'gold'), null, 2));
+    const third = await cli(['workflows', 'apply', '-f', dir], env);
+    expect(third.code, third.stderr).to.equal(0);
+    expect(third.stdout).to.include(`--- ${jsonId} (version 1)`);
+    expect(third.stdout).to.include(`+++ ${jsonId} (file)`);
+    expect(third.stdout).to.match(/^-\s+"tier": "high"$/m);
+    expect(third.stdout).to.match(/^\+\s+"tier": "gold"$/m);
+    expect(third.stdout).to.match(new RegExp(`a\\.json: ${jsonId} updated \\(version 2\\)`));
+    expect(third.stdout).to.match(new RegExp(`${yamlId} unchanged`));
+    expect((await client.workflows.get(jsonId)).latest_version).to.equal(2);
+
+    const asJson = await cli(['workflows', 'apply', '-f', dir, '--json'], env);
+    expect(asJson.code, asJson.stderr).to.equal(0);
+    const outcomes = JSON.parse(asJson.stdout) as { id: string; result: string; version: number }[];
+    expect(outcomes.map((o) => [o.id, o.result, o.version])).to.deep.equal([
+      [jsonId, 'unchanged', 2],
+      [yamlId, 'unchanged', 1],
+    ]);
+  });
+
+  it('runs a workflow with --wait and prints its steps as a table; a failed run exits 1', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+
+    const ok = await cli(['run', id, '--input', '{"plan":"pro"}', '--wait'], env);
+    expect(ok.code, ok.stderr).to.equal(0);
+    expect(ok.stdout).to.match(/Execution ex_\S+ .*: success in/);
+    expect(ok.stdout).to.match(/^STEP\s+KIND\s+STATUS\s+DURATION$/m);
+    expect(ok.stdout).to.match(/^trigger\s+trigger\s+success\s/m);
+    expect(ok.stdout).to.match(/^route\s+rules\s+success\s+\d/m);
+
+    const failed = await cli(['run', id, '--input', '{"plan":"banned"}', '--wait'], env);
+    expect(failed.code).to.equal(1);
+    expect(failed.stdout).to.match(/^route\s+rules\s+failed\s/m);
+    expect(failed.stdout).to.include('plan not allowed');
+  });
+
+  it('--json output parses: workflows list, run --wait, executions list and get', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+
+    const list = await cli(['workflows', 'list', '--json'], env);
+    expect(list.code, list.stderr).to.equal(0);
+    expect((JSON.parse(list.stdout) as { id: string }[]).map((w) => w.id)).to.include(id);
+
+    const run = await cli(['run', id, '--input', '{"plan":"pro"}', '--wait', '--json'], env);
+    expect(run.code, run.stderr).to.equal(0);
+    const execution = JSON.parse(run.stdout) as Execution;
+    expect(execution.status).to.equal('success');
+    expect(execution.steps.map((s) => s.id)).to.deep.equal(['trigger', 'route']);
+
+    const get = await cli(['executions', 'get', execution.execution_id, '--json'], env);
+    expect((JSON.parse(get.stdout) as Execution).execution_id).to.equal(execution.execution_id);
+
+    const started = await cli(['run', id, '--input', '{"plan":"pro"}', '--json'], env);
+    expect(JSON.parse(started.stdout)).to.include({ status: 'accepted' });
+
+    const executions = await cli(['executions', 'list', '--workflow', id, '--json'], env);
+    expect(executions.code, executions.stderr).to.equal(0);
+    expect(JSON.parse(executions.stdout)).to.be.an('array');
+  });
+
+  it('approves a waiting step from the command line', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({ id, steps: [{ id: 'review', kind: 'approval' }] });
+    const started = await cli(['run', id, '--json'], env);
+    expect(started.code, started.stderr).to.equal(0);
+    const { execution_id } = JSON.parse(started.stdout) as { execution_id: string };
+    await client.waitForExecution(execution_id, { until: ['waiting'], timeoutMs: 60_000 });
+
+    const approved = await cli(['executions', 'approve', execution_id, 'review', '--comment', 'ok'], env);
+    expect(approved.code, approved.stderr).to.equal(0);
+    expect(approved.stdout).to.include('approved');
+    const done = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
+    expect(done.status).to.equal('success');
+    expect(done.steps.find((s) => s.id === 'review')?.output).to.include({ comment: 'ok' });
+  });
+
+  it('a usage error exits 2; an API error exits 3 with its code and request_id on stderr', async () => {
+    for (const args of [
+      ['frobnicate'],
+      ['workflows', 'get'],
+      ['run', 'x', '--input', '{not json'],
+      ['workflows', 'list', '--bogus'],
+      ['executions', 'list', '--status', 'sleeping'],
+    ]) {
+      const result = await cli(args, env);
+      expect(result.code, args.join(' ')).to.equal(2);
+      expect(result.stderr).to.match(/^error: /);
+    }
+
+    const missing = await cli(['workflows', 'get', 'no-such-workflow'], env);
+    expect(missing.code).to.equal(3);
+    expect(missing.stderr).to.include('workflow_not_found');
+    expect(missing.stderr).to.match(/request_id req_\w+/);
+
+    const asJson = await cli(['run', 'no-such-workflow', '--json'], env);
+    expect(asJson.code).to.equal(3);
+    const body = JSON.parse(asJson.stderr) as { error: { code: string; request_id: string; status: number } };
+    expect(body.error).to.include({ code: 'workflow_not_found', status: 404 });
+    expect(body.error.request_id).to.match(/^req_/);
+
+    const badKey = await cli(['workflows', 'list'], { ...env, SWITCHYARD_API_KEY: 'sk_wrong' });
+    expect(badKey.code).to.equal(3);
+    expect(badKey.stderr).to.include('unauthorized');
+  });
+
+  it('login saves the URL and key (mode 0600) for later commands; the environment wins over the file', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'sy-cli-login-'));
+    const { key } = await service.newWorkspace(['read']);
+    const login = await cli(['login', '--url', service.url, '--api-key', key], { XDG_CONFIG_HOME: home });
+    expect(login.code, login.stderr).to.equal(0);
+    const file = join(home, 'switchyard', 'config.json');
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).to.deep.equal({ url: service.url, api_key: key });
+
+    const list = await cli(['workflows', 'list'], { XDG_CONFIG_HOME: home });
+    expect(list.code, list.stderr).to.equal(0);
+    expect(list.stdout.trim()).to.equal('No workflows.');
+
+    const overridden = await cli(['workflows', 'list'], {
+      XDG_CONFIG_HOME: home,
+      SWITCHYARD_API_KEY: 'sk_wrong',
+    });
+    expect(overridden.code).to.equal(3);
+
+    const refused = await cli(['login', '--url', service.url, '--api-key', 'sk_wrong'], {
+      XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'sy-cli-login-')),
+    });
+    expect(refused.code).to.equal(3);
+    expect(refused.stderr).to.include('unauthorized');
+  });
+});
