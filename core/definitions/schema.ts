@@ -185,6 +185,51 @@ export const triggerSchema = z
   )
   .meta({ id: 'Trigger' });
 
+/** The example definition of the OpenAPI document (the one CONTRACT §4 shows). */
+export const DEFINITION_EXAMPLE = {
+  id: 'customer-onboarding',
+  name: 'Customer onboarding',
+  description: 'Routes a new customer, registers it in the CRM, welcomes it and asks for a review.',
+  trigger: { type: 'api' },
+  input_schema: {
+    type: 'object',
+    required: ['customer', 'plan'],
+    properties: { customer: { type: 'string' }, plan: { type: 'string' } },
+  },
+  steps: [
+    {
+      id: 'route',
+      kind: 'rules',
+      rules: [
+        { when: "input.plan = 'enterprise'", output: { tier: 'high' } },
+        { when: "input.plan = 'banned'", action: 'fail', message: 'plan not allowed' },
+      ],
+      default: { tier: 'standard' },
+    },
+    {
+      id: 'crm',
+      kind: 'connector',
+      connector: 'http',
+      request: {
+        method: 'POST',
+        url: 'https://crm.example/api/customers',
+        headers: { Authorization: 'Bearer {{ secrets.CRM_TOKEN }}' },
+        body: { name: '{{ input.customer }}', tier: '{{ steps.route.output.tier }}' },
+      },
+      retry: { max_attempts: 5, initial_interval: '1s', backoff: 2, max_interval: '1m' },
+      timeout: '30s',
+    },
+    { id: 'welcome', kind: 'ai', prompt: 'Write a one-line welcome for {{ input.customer }}.' },
+    {
+      id: 'review',
+      kind: 'approval',
+      if: "steps.route.output.tier = 'high'",
+      message: 'Approve the enterprise plan for {{ input.customer }}?',
+      timeout: '72h',
+    },
+  ],
+};
+
 export const definitionSchema = z
   .strictObject({
     id: workflowIdSchema,
@@ -200,7 +245,7 @@ export const definitionSchema = z
     }),
     steps: z.array(stepSchema).min(1).max(500),
   })
-  .meta({ id: 'WorkflowDefinition' });
+  .meta({ id: 'WorkflowDefinition', example: DEFINITION_EXAMPLE });
 
 export type Definition = z.infer<typeof definitionSchema>;
 export type Step = z.infer<typeof stepSchema>;

@@ -4,7 +4,17 @@ import { notFound } from '../errors';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type ApiKeyRecord } from '../store/api-keys';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { timestamp } from './schemas';
+import { pageExample, timestamp } from './schemas';
+
+const apiKeyExample = {
+  id: 'key_3vN8pQ2rT6yW1zX4cB7m',
+  name: 'ci-deploys',
+  scopes: ['write'],
+  prefix: 'sk_Tq84Zw',
+  created_at: '2026-11-02T14:03:10.551Z',
+  last_used_at: '2026-11-21T09:30:00.101Z',
+  revoked_at: null,
+};
 
 const apiKeySchema = z
   .object({
@@ -22,14 +32,16 @@ const createdApiKeySchema = apiKeySchema
   .extend({ key: z.string().meta({ description: 'The key: shown only in this response.' }) })
   .meta({ id: 'CreatedApiKey' });
 
-const createBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  scopes: z
-    .array(z.enum(SCOPES))
-    .min(1)
-    .max(3)
-    .meta({ description: 'read: every GET; write: read + changes; admin: write + API keys.' }),
-});
+const createBody = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    scopes: z
+      .array(z.enum(SCOPES))
+      .min(1)
+      .max(3)
+      .meta({ description: 'read: every GET; write: read + changes; admin: write + API keys.' }),
+  })
+  .meta({ example: { name: 'ci-deploys', scopes: ['write'] } });
 
 export function toApiKeyView(record: ApiKeyRecord) {
   return {
@@ -58,6 +70,12 @@ export function apiKeyRoutes(): AnyRoute[] {
         201: {
           description: 'Created; `key` is shown only here',
           schema: createdApiKeySchema,
+          example: {
+            ...apiKeyExample,
+            created_at: '2026-11-21T09:12:44.020Z',
+            last_used_at: null,
+            key: 'sk_Tq84ZwR1mC7vK2pN9xB4dF6hJ3sL8gY5aE0uW2iO',
+          },
           links: { revokeApiKey: { operationId: 'revokeApiKey', parameters: { id: '$response.body#/id' } } },
         },
       },
@@ -79,7 +97,13 @@ export function apiKeyRoutes(): AnyRoute[] {
       tag: 'API keys',
       auth: 'admin',
       query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: { 200: { description: 'A page of keys', schema: paginated(apiKeySchema, 'ApiKeyList') } },
+      responses: {
+        200: {
+          description: 'A page of keys',
+          schema: paginated(apiKeySchema, 'ApiKeyList'),
+          example: pageExample(apiKeyExample),
+        },
+      },
       errors: [400],
       handler: async ({ services, auth, query }) => {
         const scope = ['api-keys', auth.workspaceId];

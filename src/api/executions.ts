@@ -8,13 +8,26 @@ import { cancelExecution } from '../executions/cancel';
 import { decideApproval } from '../executions/decide';
 import { retryExecution } from '../executions/retry';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { acceptedSchema, executionSchema, executionSummarySchema, stepViewSchema } from './schemas';
+import {
+  acceptedExample,
+  acceptedSchema,
+  EXAMPLE_INPUT,
+  executionExample,
+  executionSchema,
+  executionSummaryExample,
+  executionSummarySchema,
+  pageExample,
+  stepExample,
+  stepViewSchema,
+} from './schemas';
 
 const idParams = z.object({ id: z.string() });
 const stepParams = z.object({ id: z.string(), step_id: z.string() });
-const decisionBody = z.strictObject({
-  comment: z.string().max(2000).optional().meta({ description: 'Kept in the step output.' }),
-});
+const decisionBody = z
+  .strictObject({
+    comment: z.string().max(2000).optional().meta({ description: 'Kept in the step output.' }),
+  })
+  .meta({ example: { comment: 'Contract signed.' } });
 
 function decisionRoute(decision: 'approve' | 'reject'): AnyRoute {
   return defineRoute({
@@ -30,7 +43,24 @@ function decisionRoute(decision: 'approve' | 'reject'): AnyRoute {
     auth: 'write',
     params: stepParams,
     body: decisionBody,
-    responses: { 200: { description: 'The decided step', schema: stepViewSchema } },
+    responses: {
+      200: {
+        description: 'The decided step',
+        schema: stepViewSchema,
+        example:
+          decision === 'approve'
+            ? stepExample
+            : {
+                ...stepExample,
+                status: 'failed',
+                output: { ...stepExample.output, decision: 'rejected', comment: 'No signed contract yet.' },
+                error: {
+                  code: 'approval_rejected',
+                  message: 'Step "review" was rejected by key_3vN8pQ2rT6yW1zX4cB7m: No signed contract yet.',
+                },
+              },
+      },
+    },
     errors: [404, 409],
     handler: async ({ services, auth, params, body }) => ({
       status: 200,
@@ -67,6 +97,7 @@ export function executionRoutes(): AnyRoute[] {
         200: {
           description: 'A page of executions',
           schema: paginated(executionSummarySchema, 'ExecutionList'),
+          example: pageExample(executionSummaryExample),
         },
       },
       errors: [400],
@@ -85,7 +116,9 @@ export function executionRoutes(): AnyRoute[] {
       tag: 'Executions',
       auth: 'read',
       params: idParams,
-      responses: { 200: { description: 'The execution', schema: executionSchema } },
+      responses: {
+        200: { description: 'The execution', schema: executionSchema, example: executionExample },
+      },
       errors: [404],
       handler: async ({ services, auth, params }) => ({
         status: 200,
@@ -105,11 +138,14 @@ export function executionRoutes(): AnyRoute[] {
       tag: 'Executions',
       auth: 'write',
       params: idParams,
-      body: z.strictObject({ input: z.record(z.string(), z.unknown()).optional() }),
+      body: z
+        .strictObject({ input: z.record(z.string(), z.unknown()).optional() })
+        .meta({ example: { input: { ...EXAMPLE_INPUT, customer: 'Ada King' } } }),
       responses: {
         202: {
           description: 'Accepted: the execution runs again from the failed step',
           schema: acceptedSchema.extend({ retried_from_step: z.string() }).meta({ id: 'RetryAccepted' }),
+          example: { ...acceptedExample, retried_from_step: 'crm' },
         },
       },
       errors: [404, 409, 413],
@@ -136,7 +172,11 @@ export function executionRoutes(): AnyRoute[] {
       auth: 'write',
       params: idParams,
       responses: {
-        202: { description: 'Accepted: the execution is being canceled', schema: acceptedSchema },
+        202: {
+          description: 'Accepted: the execution is being canceled',
+          schema: acceptedSchema,
+          example: acceptedExample,
+        },
       },
       errors: [404, 409],
       handler: async ({ services, auth, params }) => {

@@ -15,7 +15,13 @@ export function healthRoutes(openApiDocument: () => Record<string, unknown>): An
       summary: 'The process is alive',
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+      responses: {
+        200: {
+          description: 'Alive',
+          schema: z.object({ status: z.literal('ok') }),
+          example: { status: 'ok' },
+        },
+      },
       errors: [],
       handler: async () => ({ status: 200, body: { status: 'ok' } }),
     }),
@@ -33,6 +39,7 @@ export function healthRoutes(openApiDocument: () => Record<string, unknown>): An
             status: z.literal('ready'),
             checks: z.object({ database: z.literal('ok'), temporal: z.literal('ok') }),
           }),
+          example: { status: 'ready', checks: { database: 'ok', temporal: 'ok' } },
         },
       },
       errors: [503],
@@ -62,7 +69,17 @@ export function healthRoutes(openApiDocument: () => Record<string, unknown>): An
       summary: 'This OpenAPI 3.1 document',
       tag: 'Health',
       auth: 'none',
-      responses: { 200: { description: 'The document', schema: z.record(z.string(), z.unknown()) } },
+      responses: {
+        200: {
+          description: 'The document',
+          schema: z.record(z.string(), z.unknown()),
+          example: {
+            openapi: '3.1.0',
+            info: { title: 'Switchyard API', version: '0.1.0' },
+            paths: { '/healthz': { get: { operationId: 'healthz', summary: 'The process is alive' } } },
+          },
+        },
+      },
       errors: [],
       handler: async () => ({ status: 200, body: openApiDocument() }),
     }),

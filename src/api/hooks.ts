@@ -21,7 +21,7 @@ import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/r
 import type { Services } from '../services';
 import { parseJsonBody } from '../http/body';
 import { defineRoute, type AnyRoute } from './route';
-import { acceptedSchema, EXECUTION_LINKS } from './schemas';
+import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS } from './schemas';
 
 /**
  * One limiter per running service, keyed by workspace and workflow, with the per-key settings
@@ -100,13 +100,16 @@ export function hookRoutes(): AnyRoute[] {
           example: 't=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd',
         }),
       }),
-      body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
+      body: z
+        .record(z.string(), z.unknown())
+        .meta({ description: 'The input fields.', example: EXAMPLE_INPUT }),
       bodyValidation: 'handler',
       bodyParsing: 'handler',
       responses: {
         202: {
           description: 'Accepted: the execution runs',
           schema: acceptedSchema,
+          example: { ...acceptedExample, execution_id: 'ex_Rk5vB2nX8qT1wZ4cM7pL9sD3' },
           links: { getExecution: EXECUTION_LINKS.getExecution },
         },
       },

@@ -1,9 +1,10 @@
 /** The OpenAPI 3.1 document, generated from the same route declarations and zod schemas that validate requests. */
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
-import type { z } from 'zod';
+import { z } from 'zod';
+import { EVENT_KINDS, type EventKind } from '../../core/event-types';
 import type { AnyRoute } from './route';
 import type { ErrorCode } from '../errors';
-import { errorBodySchema } from './schemas';
+import { errorBodySchema, eventPayloadExample, eventPayloadSchema } from './schemas';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request, input or definition',
@@ -70,6 +71,76 @@ function errorExample(status: number) {
   return { error: { code, message, request_id: 'req_8Jq2mZ0cXv4LwT1aBn7R', details: [] } };
 }
 
+/** The body schema's `.meta({ example })`, repeated on the media type where tools look for it first. */
+function bodyExample(route: AnyRoute): { example?: unknown } {
+  const example = route.body ? z.globalRegistry.get(route.body as z.ZodType)?.example : undefined;
+  return example !== undefined ? { example } : {};
+}
+
+const EVENT_SUMMARIES: Record<EventKind, string> = {
+  'execution.started': 'An execution started',
+  'execution.waiting': 'An execution waits for an approval decision',
+  'execution.completed': 'An execution ended with status success',
+  'execution.failed': 'An execution failed',
+  'execution.canceled': 'An execution was canceled',
+};
+
+/** Standard Webhooks headers on every delivery attempt (CONTRACT §6). */
+const webhookHeaders = z.object({
+  'webhook-id': z.string().meta({
+    description:
+      'The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it.',
+    example: 'evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158',
+  }),
+  'webhook-timestamp': z.string().regex(/^\d+$/).meta({
+    description:
+      'Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now.',
+    example: '1795255364',
+  }),
+  'webhook-signature': z.string().meta({
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the ' +
+      "base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it.",
+    example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=',
+  }),
+});
+
+/**
+ * The outbound events (OpenAPI 3.1 `webhooks`): one entry per event kind, the POST the service sends to
+ * every endpoint registered for it.
+ */
+function webhooksObject(): ZodOpenApiPathsObject {
+  const webhooks: ZodOpenApiPathsObject = {};
+  for (const kind of EVENT_KINDS) {
+    webhooks[kind] = {
+      post: {
+        operationId: `${kind.replace(/\.(\w)/, (_, c: string) => c.toUpperCase())}Event`,
+        summary: EVENT_SUMMARIES[kind],
+        description:
+          `Sent to every enabled endpoint registered for \`${kind}\`, signed per Standard Webhooks. ` +
+          'Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network ' +
+          'error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring ' +
+          'Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so ' +
+          'GET /v1/executions/{id} shows its final status and every step.',
+        tags: ['Webhooks'],
+        security: [],
+        requestParams: { header: webhookHeaders },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: eventPayloadSchema, example: eventPayloadExample(kind) } },
+        },
+        responses: {
+          '200': { description: 'Any 2xx acknowledges the delivery: it is not sent again.' },
+          '410': {
+            description: 'Gone: the endpoint is disabled (status "disabled") and gets no more deliveries.',
+          },
+        },
+      },
+    };
+  }
+  return webhooks;
+}
+
 export function buildOpenApiDocument(routes: AnyRoute[], version: string): Record<string, unknown> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
@@ -124,7 +195,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         ? {
             requestBody: {
               required: route.bodyRequired ?? false,
-              content: { 'application/json': { schema: route.body as z.ZodType } },
+              content: { 'application/json': { schema: route.body as z.ZodType, ...bodyExample(route) } },
             },
           }
         : {}),
@@ -153,5 +224,6 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       },
     },
     paths,
+    webhooks: webhooksObject(),
   }) as unknown as Record<string, unknown>;
 }

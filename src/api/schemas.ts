@@ -1,5 +1,6 @@
 /** Response schemas shared by several endpoints (documented in the OpenAPI document). */
 import { z } from 'zod';
+import { EVENT_KINDS, type EventPayload } from '../../core/event-types';
 import { ERROR_CODES } from '../errors';
 import { EXECUTION_STATUSES, STEP_STATUSES } from '../executions/views';
 
@@ -31,9 +32,19 @@ export const EXECUTION_LINKS = {
   retryExecution: { operationId: 'retryExecution', parameters: { id: '$response.body#/execution_id' } },
 };
 
+/** Example values the document's examples share, so that they tell one consistent story. */
+export const EXAMPLE_EXECUTION_ID = 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d';
+export const EXAMPLE_NEXT_CURSOR = 'eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ';
+export const EXAMPLE_INPUT = { customer: 'Ada Lovelace', plan: 'enterprise' };
+
 export const acceptedSchema = z
-  .object({ status: z.literal('accepted'), execution_id: z.string().meta({ example: 'ex_4fQ8...' }) })
+  .object({ status: z.literal('accepted'), execution_id: z.string().meta({ example: EXAMPLE_EXECUTION_ID }) })
   .meta({ id: 'Accepted' });
+
+export const acceptedExample = { status: 'accepted', execution_id: EXAMPLE_EXECUTION_ID };
+
+/** A page of one item, with the cursor of the next page. */
+export const pageExample = (item: unknown) => ({ data: [item], next_cursor: EXAMPLE_NEXT_CURSOR });
 
 const errorViewSchema = z
   .object({ step: z.string().nullable(), code: z.string(), message: z.string() })
@@ -73,3 +84,129 @@ export const stepViewSchema = z
 export const executionSchema = executionSummarySchema
   .extend({ steps: z.array(stepViewSchema) })
   .meta({ id: 'Execution' });
+
+const approvalStepExample = {
+  id: 'review',
+  name: 'review',
+  kind: 'approval',
+  status: 'success',
+  started_at: '2026-11-21T09:30:01.412Z',
+  finished_at: '2026-11-21T10:02:44.108Z',
+  duration_ms: 1962696,
+  attempts: 1,
+  input: { message: 'Approve the enterprise plan for Ada Lovelace?', timeout: '72h' },
+  output: {
+    decision: 'approved',
+    decided_by: 'key_3vN8pQ2rT6yW1zX4cB7m',
+    comment: 'Contract signed.',
+    decided_at: '2026-11-21T10:02:44.108Z',
+  },
+  error: null,
+};
+export { approvalStepExample as stepExample };
+
+export const executionSummaryExample = {
+  execution_id: EXAMPLE_EXECUTION_ID,
+  workflow: 'customer-onboarding',
+  workflow_version: 3,
+  status: 'success',
+  trigger: { type: 'api' },
+  started_at: '2026-11-21T09:30:00.118Z',
+  finished_at: '2026-11-21T10:02:44.530Z',
+  duration_ms: 1964412,
+  error: null,
+};
+
+export const executionExample = {
+  ...executionSummaryExample,
+  steps: [
+    {
+      id: 'trigger',
+      name: 'trigger',
+      kind: 'trigger',
+      status: 'success',
+      started_at: '2026-11-21T09:30:00.118Z',
+      finished_at: '2026-11-21T09:30:00.118Z',
+      duration_ms: 0,
+      attempts: 1,
+      input: EXAMPLE_INPUT,
+      output: EXAMPLE_INPUT,
+      error: null,
+    },
+    {
+      id: 'route',
+      name: 'route',
+      kind: 'rules',
+      status: 'success',
+      started_at: '2026-11-21T09:30:00.204Z',
+      finished_at: '2026-11-21T09:30:00.219Z',
+      duration_ms: 15,
+      attempts: 1,
+      input: null,
+      output: { tier: 'high' },
+      error: null,
+    },
+    {
+      id: 'crm',
+      name: 'crm',
+      kind: 'connector',
+      status: 'success',
+      started_at: '2026-11-21T09:30:00.251Z',
+      finished_at: '2026-11-21T09:30:01.377Z',
+      duration_ms: 1126,
+      attempts: 2,
+      input: {
+        method: 'POST',
+        url: 'https://crm.example/api/customers',
+        headers: { Authorization: 'Bearer ***' },
+        body: { name: 'Ada Lovelace', tier: 'high' },
+      },
+      output: { status: 201, headers: { 'content-type': 'application/json' }, body: { id: 'cus_1042' } },
+      error: null,
+    },
+    approvalStepExample,
+  ],
+};
+
+/**
+ * The body of every outbound event (CONTRACT §6), as receivers get it. Typed against EventPayload, so that
+ * the document and what the delivery workflows send cannot drift apart.
+ */
+export const eventPayloadSchema: z.ZodType<EventPayload> = z
+  .object({
+    id: z.string().meta({ description: 'The event id: also the webhook-id header of every attempt.' }),
+    event: z.enum(EVENT_KINDS),
+    created_at: timestamp,
+    execution_id: z.string(),
+    workflow: z.string().meta({ description: 'The workflow id.' }),
+    workflow_version: z.number().int(),
+    status: z
+      .enum(EXECUTION_STATUSES)
+      .meta({ description: 'The execution status when the event was emitted.' }),
+    error: errorViewSchema.nullable(),
+  })
+  .meta({ id: 'EventPayload' });
+
+const EVENT_STATUS: Record<(typeof EVENT_KINDS)[number], (typeof EXECUTION_STATUSES)[number]> = {
+  'execution.started': 'running',
+  'execution.waiting': 'waiting',
+  'execution.completed': 'success',
+  'execution.failed': 'failed',
+  'execution.canceled': 'canceled',
+};
+
+export function eventPayloadExample(event: (typeof EVENT_KINDS)[number]): EventPayload {
+  return {
+    id: 'evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158',
+    event,
+    created_at: '2026-11-21T10:02:44.530Z',
+    execution_id: EXAMPLE_EXECUTION_ID,
+    workflow: 'customer-onboarding',
+    workflow_version: 3,
+    status: EVENT_STATUS[event],
+    error:
+      event === 'execution.failed'
+        ? { step: 'crm', code: 'http_error', message: 'POST https://crm.example/api/customers answered 422.' }
+        : null,
+  };
+}

@@ -4,7 +4,7 @@ import { notFound } from '../errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { timestamp } from './schemas';
+import { pageExample, timestamp } from './schemas';
 
 const nameParams = z.object({ name: z.string() });
 const secretSchema = z
@@ -25,9 +25,11 @@ export function secretRoutes(): AnyRoute[] {
       tag: 'Secrets',
       auth: 'write',
       params: nameParams,
-      body: z.strictObject({
-        value: z.string().min(3, 'must be at least 3 characters').max(65_536),
-      }),
+      body: z
+        .strictObject({
+          value: z.string().min(3, 'must be at least 3 characters').max(65_536),
+        })
+        .meta({ example: { value: 'crm_live_9f3b7c1e5a2d4068' } }),
       bodyRequired: true,
       responses: { 204: { description: 'Stored' } },
       // An invalid name answers 404 not_found (like an unknown one), as the handler says.
@@ -52,7 +54,15 @@ export function secretRoutes(): AnyRoute[] {
       auth: 'read',
       query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
       responses: {
-        200: { description: 'A page of secrets, by name', schema: paginated(secretSchema, 'SecretList') },
+        200: {
+          description: 'A page of secrets, by name',
+          schema: paginated(secretSchema, 'SecretList'),
+          example: pageExample({
+            name: 'CRM_TOKEN',
+            created_at: '2026-11-02T14:04:02.310Z',
+            updated_at: '2026-11-18T11:27:45.884Z',
+          }),
+        },
       },
       errors: [400],
       handler: async ({ services, auth, query }) => {

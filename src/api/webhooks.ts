@@ -20,7 +20,35 @@ import { randomBase62 } from '../ids';
 import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { timestamp } from './schemas';
+import { EXAMPLE_EXECUTION_ID, pageExample, timestamp } from './schemas';
+
+const endpointExample = {
+  id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
+  url: 'https://hooks.example.com/switchyard',
+  events: ['execution.completed', 'execution.failed'],
+  description: 'Order system: finished runs',
+  status: 'enabled',
+  created_at: '2026-11-03T10:15:22.640Z',
+};
+
+const deliveryExample = {
+  id: 'dlv_4mT7qW2zX9cV5bN1kL8pR3sY',
+  event_id: 'evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158',
+  event: 'execution.completed',
+  execution_id: EXAMPLE_EXECUTION_ID,
+  status: 'succeeded',
+  attempts: [
+    {
+      at: '2026-11-21T10:02:44.701Z',
+      status_code: 503,
+      duration_ms: 212,
+      error: 'The receiver answered 503.',
+    },
+    { at: '2026-11-21T10:02:49.733Z', status_code: 200, duration_ms: 87, error: null },
+  ],
+  next_attempt_at: null,
+  created_at: '2026-11-21T10:02:44.560Z',
+};
 
 const endpointSchema = z
   .object({
@@ -70,26 +98,34 @@ const deliverySchema = z
  */
 const WEBHOOK_URL_PATTERN = '^https?://[^\\s/?#@]+([/?#]\\S*)?$';
 
-const createBody = z.strictObject({
-  url: z
-    .string()
-    .min(1)
-    .max(2048)
-    .meta({
-      format: 'uri',
-      pattern: WEBHOOK_URL_PATTERN,
-      description:
-        'An absolute https URL without credentials that does not resolve to a private, loopback or link-local address ' +
-        '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.',
-      example: 'https://hooks.example.com/switchyard',
-    }),
-  events: z
-    .array(z.enum(EVENT_KINDS, { error: `must be one of ${EVENT_KINDS.join(', ')}` }))
-    .min(1)
-    .max(EVENT_KINDS.length)
-    .refine((events) => new Set(events).size === events.length, 'must not repeat an event kind'),
-  description: z.string().max(500).optional(),
-});
+const createBody = z
+  .strictObject({
+    url: z
+      .string()
+      .min(1)
+      .max(2048)
+      .meta({
+        format: 'uri',
+        pattern: WEBHOOK_URL_PATTERN,
+        description:
+          'An absolute https URL without credentials that does not resolve to a private, loopback or link-local address ' +
+          '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.',
+        example: 'https://hooks.example.com/switchyard',
+      }),
+    events: z
+      .array(z.enum(EVENT_KINDS, { error: `must be one of ${EVENT_KINDS.join(', ')}` }))
+      .min(1)
+      .max(EVENT_KINDS.length)
+      .refine((events) => new Set(events).size === events.length, 'must not repeat an event kind'),
+    description: z.string().max(500).optional(),
+  })
+  .meta({
+    example: {
+      url: endpointExample.url,
+      events: endpointExample.events,
+      description: endpointExample.description,
+    },
+  });
 
 const idParams = z.object({ id: z.string() });
 const webhookNotFound = (id: string) =>
@@ -146,6 +182,7 @@ export function webhookRoutes(): AnyRoute[] {
         201: {
           description: 'Registered; `secret` is shown only here',
           schema: createdEndpointSchema,
+          example: { ...endpointExample, secret: 'whsec_C2FtcGxlLWVuZHBvaW50LXNlY3JldC0xMjM0' },
           links: {
             getWebhook: { operationId: 'getWebhook', parameters: { id: '$response.body#/id' } },
             deleteWebhook: { operationId: 'deleteWebhook', parameters: { id: '$response.body#/id' } },
@@ -191,7 +228,11 @@ export function webhookRoutes(): AnyRoute[] {
       auth: 'read',
       query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
       responses: {
-        200: { description: 'A page of endpoints', schema: paginated(endpointSchema, 'WebhookEndpointList') },
+        200: {
+          description: 'A page of endpoints',
+          schema: paginated(endpointSchema, 'WebhookEndpointList'),
+          example: pageExample(endpointExample),
+        },
       },
       errors: [400],
       handler: async ({ services, auth, query }) => {
@@ -212,7 +253,7 @@ export function webhookRoutes(): AnyRoute[] {
       tag: 'Webhooks',
       auth: 'read',
       params: idParams,
-      responses: { 200: { description: 'The endpoint', schema: endpointSchema } },
+      responses: { 200: { description: 'The endpoint', schema: endpointSchema, example: endpointExample } },
       errors: [404],
       handler: async ({ services, auth, params }) => {
         const record = await getEndpoint(services.db, auth.workspaceId, params.id);
@@ -249,6 +290,7 @@ export function webhookRoutes(): AnyRoute[] {
         200: {
           description: 'A page of deliveries',
           schema: paginated(deliverySchema, 'WebhookDeliveryList'),
+          example: pageExample(deliveryExample),
         },
       },
       errors: [400, 404],
@@ -278,6 +320,7 @@ export function webhookRoutes(): AnyRoute[] {
           schema: z
             .object({ status: z.literal('accepted'), delivery_id: z.string() })
             .meta({ id: 'RedeliveryAccepted' }),
+          example: { status: 'accepted', delivery_id: deliveryExample.id },
         },
       },
       errors: [404],

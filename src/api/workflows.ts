@@ -2,7 +2,12 @@
 import { z } from 'zod';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { parseDefinition } from '../definitions/validate';
-import { definitionSchema, workflowIdSchema, type Definition } from '../../core/definitions/schema';
+import {
+  DEFINITION_EXAMPLE,
+  definitionSchema,
+  workflowIdSchema,
+  type Definition,
+} from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../hooks/hook-secrets';
 import { afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
@@ -19,7 +24,14 @@ import {
 import type { Services } from '../services';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { acceptedSchema, EXECUTION_LINKS, timestamp } from './schemas';
+import {
+  acceptedExample,
+  acceptedSchema,
+  EXAMPLE_INPUT,
+  EXECUTION_LINKS,
+  pageExample,
+  timestamp,
+} from './schemas';
 
 const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
 
@@ -49,6 +61,30 @@ const workflowSchema = definitionSchema
     versions: z.array(z.object({ version: z.number().int(), created_at: timestamp })),
   })
   .meta({ id: 'Workflow' });
+
+const workflowExample = {
+  ...DEFINITION_EXAMPLE,
+  version: 3,
+  created_at: '2026-11-02T14:05:31.902Z',
+  updated_at: '2026-11-20T16:48:12.377Z',
+  version_created_at: '2026-11-20T16:48:12.377Z',
+  latest_version: 3,
+  versions: [
+    { version: 1, created_at: '2026-11-02T14:05:31.902Z' },
+    { version: 2, created_at: '2026-11-12T08:21:07.045Z' },
+    { version: 3, created_at: '2026-11-20T16:48:12.377Z' },
+  ],
+};
+
+const workflowListItemExample = {
+  id: DEFINITION_EXAMPLE.id,
+  name: DEFINITION_EXAMPLE.name,
+  description: DEFINITION_EXAMPLE.description,
+  trigger: { type: 'api' },
+  version: 3,
+  created_at: '2026-11-02T14:05:31.902Z',
+  updated_at: '2026-11-20T16:48:12.377Z',
+};
 
 const idParams = z.object({ id: z.string() });
 const versionParam = z.coerce
@@ -121,6 +157,7 @@ export function workflowRoutes(): AnyRoute[] {
         200: {
           description: 'A page of workflows, by id',
           schema: paginated(workflowListItemSchema, 'WorkflowList'),
+          example: pageExample(workflowListItemExample),
         },
       },
       errors: [400],
@@ -148,6 +185,14 @@ export function workflowRoutes(): AnyRoute[] {
         201: {
           description: 'Created',
           schema: workflowSchema,
+          example: {
+            ...workflowExample,
+            version: 1,
+            latest_version: 1,
+            versions: workflowExample.versions.slice(0, 1),
+            updated_at: workflowExample.created_at,
+            version_created_at: workflowExample.created_at,
+          },
           links: {
             getWorkflow: { operationId: 'getWorkflow', parameters: { id: '$response.body#/id' } },
             saveWorkflowVersion: {
@@ -187,7 +232,13 @@ export function workflowRoutes(): AnyRoute[] {
       auth: 'read',
       params: idParams,
       query: z.strictObject({ version: versionParam }),
-      responses: { 200: { description: 'The definition with its version history', schema: workflowSchema } },
+      responses: {
+        200: {
+          description: 'The definition with its version history',
+          schema: workflowSchema,
+          example: workflowExample,
+        },
+      },
       errors: [400, 404],
       handler: async ({ services, auth, params, query }) => {
         const record = await getWorkflowVersion(services.db, auth.workspaceId, params.id, query.version);
@@ -214,7 +265,9 @@ export function workflowRoutes(): AnyRoute[] {
       body: definitionSchema,
       bodyValidation: 'handler',
       bodyRequired: true,
-      responses: { 200: { description: 'The new version', schema: workflowSchema } },
+      responses: {
+        200: { description: 'The new version', schema: workflowSchema, example: workflowExample },
+      },
       errors: [404],
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
@@ -261,6 +314,7 @@ export function workflowRoutes(): AnyRoute[] {
         200: {
           description: 'The new secret, shown only here',
           schema: z.object({ hook_secret: z.string() }).meta({ id: 'HookSecret' }),
+          example: { hook_secret: 'whsec_Mfz0cG9ydC1ob29rLXNlY3JldC1leGFtcGxl' },
         },
       },
       errors: [400, 404],
@@ -299,12 +353,15 @@ export function workflowRoutes(): AnyRoute[] {
           .optional()
           .meta({ description: 'The same key (per workflow, 24 h) answers the same execution_id.' }),
       }),
-      body: z.record(z.string(), z.unknown()).meta({ description: 'The input fields.' }),
+      body: z
+        .record(z.string(), z.unknown())
+        .meta({ description: 'The input fields.', example: EXAMPLE_INPUT }),
       bodyValidation: 'handler',
       responses: {
         202: {
           description: 'Accepted: the execution runs',
           schema: acceptedSchema,
+          example: acceptedExample,
           links: EXECUTION_LINKS,
         },
       },

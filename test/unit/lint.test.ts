@@ -1,9 +1,13 @@
-/** The code passes ESLint (strict TypeScript rules, determinism guards on workflow code) and Prettier. */
+/**
+ * The code passes ESLint (strict TypeScript rules, determinism guards on workflow code) and Prettier, and the
+ * OpenAPI document passes Redocly (redocly.yaml): the pieces of `npm run lint`.
+ */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { projectRoot } from '../../src/paths';
+import { writeOpenApiDocument } from '../../scripts/openapi-document';
 
 const run = promisify(execFile);
 const bin = (name: string) => path.join(projectRoot, 'node_modules', '.bin', name);
@@ -31,6 +35,12 @@ describe('code style', function () {
 
   it('passes Prettier', async () => {
     const { code, output } = await outputOf('prettier', ['--check', '.']);
+    expect(code, output).to.equal(0);
+  });
+
+  it('has an OpenAPI document that passes Redocly', async () => {
+    const file = writeOpenApiDocument(path.join(projectRoot, 'dist', 'openapi.lint-test.json'));
+    const { code, output } = await outputOf('redocly', ['lint', file, '--config', 'redocly.yaml']);
     expect(code, output).to.equal(0);
   });
 });

@@ -448,9 +448,192 @@ export interface paths {
     trace?: never;
   };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+  'execution.started': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An execution started
+     * @description Sent to every enabled endpoint registered for `execution.started`, signed per Standard Webhooks. Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so GET /v1/executions/{id} shows its final status and every step.
+     */
+    post: operations['executionStartedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'execution.waiting': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An execution waits for an approval decision
+     * @description Sent to every enabled endpoint registered for `execution.waiting`, signed per Standard Webhooks. Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so GET /v1/executions/{id} shows its final status and every step.
+     */
+    post: operations['executionWaitingEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'execution.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An execution ended with status success
+     * @description Sent to every enabled endpoint registered for `execution.completed`, signed per Standard Webhooks. Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so GET /v1/executions/{id} shows its final status and every step.
+     */
+    post: operations['executionCompletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'execution.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An execution failed
+     * @description Sent to every enabled endpoint registered for `execution.failed`, signed per Standard Webhooks. Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so GET /v1/executions/{id} shows its final status and every step.
+     */
+    post: operations['executionFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'execution.canceled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * An execution was canceled
+     * @description Sent to every enabled endpoint registered for `execution.canceled`, signed per Standard Webhooks. Only a 2xx acknowledges; redirects are not followed. Any other answer, a timeout (15 s) or a network error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so GET /v1/executions/{id} shows its final status and every step.
+     */
+    post: operations['executionCanceledEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+}
 export interface components {
   schemas: {
+    /**
+     * @example {
+     *       "id": "customer-onboarding",
+     *       "name": "Customer onboarding",
+     *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+     *       "trigger": {
+     *         "type": "api"
+     *       },
+     *       "input_schema": {
+     *         "type": "object",
+     *         "required": [
+     *           "customer",
+     *           "plan"
+     *         ],
+     *         "properties": {
+     *           "customer": {
+     *             "type": "string"
+     *           },
+     *           "plan": {
+     *             "type": "string"
+     *           }
+     *         }
+     *       },
+     *       "steps": [
+     *         {
+     *           "id": "route",
+     *           "kind": "rules",
+     *           "rules": [
+     *             {
+     *               "when": "input.plan = 'enterprise'",
+     *               "output": {
+     *                 "tier": "high"
+     *               }
+     *             },
+     *             {
+     *               "when": "input.plan = 'banned'",
+     *               "action": "fail",
+     *               "message": "plan not allowed"
+     *             }
+     *           ],
+     *           "default": {
+     *             "tier": "standard"
+     *           }
+     *         },
+     *         {
+     *           "id": "crm",
+     *           "kind": "connector",
+     *           "connector": "http",
+     *           "request": {
+     *             "method": "POST",
+     *             "url": "https://crm.example/api/customers",
+     *             "headers": {
+     *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+     *             },
+     *             "body": {
+     *               "name": "{{ input.customer }}",
+     *               "tier": "{{ steps.route.output.tier }}"
+     *             }
+     *           },
+     *           "retry": {
+     *             "max_attempts": 5,
+     *             "initial_interval": "1s",
+     *             "backoff": 2,
+     *             "max_interval": "1m"
+     *           },
+     *           "timeout": "30s"
+     *         },
+     *         {
+     *           "id": "welcome",
+     *           "kind": "ai",
+     *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+     *         },
+     *         {
+     *           "id": "review",
+     *           "kind": "approval",
+     *           "if": "steps.route.output.tier = 'high'",
+     *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+     *           "timeout": "72h"
+     *         }
+     *       ]
+     *     }
+     */
     WorkflowDefinition: {
       id: string;
       name?: string;
@@ -612,6 +795,37 @@ export interface components {
       /** @description What the approver is asked. */
       message?: string;
     };
+    EventPayload: {
+      /** @description The event id: also the webhook-id header of every attempt. */
+      id: string;
+      /** @enum {string} */
+      event:
+        | 'execution.started'
+        | 'execution.waiting'
+        | 'execution.completed'
+        | 'execution.failed'
+        | 'execution.canceled';
+      /**
+       * Format: date-time
+       * @description RFC 3339, UTC
+       */
+      created_at: string;
+      execution_id: string;
+      /** @description The workflow id. */
+      workflow: string;
+      workflow_version: number;
+      /**
+       * @description The execution status when the event was emitted.
+       * @enum {string}
+       */
+      status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      error: components['schemas']['ExecutionError'] | null;
+    };
+    ExecutionError: {
+      step: string | null;
+      code: string;
+      message: string;
+    };
     Error: {
       error: {
         /**
@@ -769,7 +983,7 @@ export interface components {
     Accepted: {
       /** @constant */
       status: 'accepted';
-      /** @example ex_4fQ8... */
+      /** @example ex_7kQ2mX9vLp4RtY8wZc3NbF6d */
       execution_id: string;
     };
     ExecutionList: {
@@ -794,12 +1008,7 @@ export interface components {
       finished_at: string | null;
       /** @description Counts to now while the execution runs. */
       duration_ms: number;
-      error: components['schemas']['ExecutionError'] | null;
-    };
-    ExecutionError: {
-      step: string | null;
-      code: string;
-      message: string;
+      error: components['schemas']['ExecutionErrorOutput'] | null;
     };
     Execution: {
       execution_id: string;
@@ -819,7 +1028,7 @@ export interface components {
       finished_at: string | null;
       /** @description Counts to now while the execution runs. */
       duration_ms: number;
-      error: components['schemas']['ExecutionError'] | null;
+      error: components['schemas']['ExecutionErrorOutput'] | null;
       steps: components['schemas']['Step'][];
     };
     Step: {
@@ -849,7 +1058,7 @@ export interface components {
     RetryAccepted: {
       /** @constant */
       status: 'accepted';
-      /** @example ex_4fQ8... */
+      /** @example ex_7kQ2mX9vLp4RtY8wZc3NbF6d */
       execution_id: string;
       retried_from_step: string;
     };
@@ -960,6 +1169,11 @@ export interface components {
       status: 'accepted';
       delivery_id: string;
     };
+    ExecutionErrorOutput: {
+      step: string | null;
+      code: string;
+      message: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -986,6 +1200,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "ok"
+           *     }
+           */
           'application/json': {
             /** @constant */
             status: 'ok';
@@ -1053,6 +1272,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "ready",
+           *       "checks": {
+           *         "database": "ok",
+           *         "temporal": "ok"
+           *       }
+           *     }
+           */
           'application/json': {
             /** @constant */
             status: 'ready';
@@ -1149,6 +1377,23 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "openapi": "3.1.0",
+           *       "info": {
+           *         "title": "Switchyard API",
+           *         "version": "0.1.0"
+           *       },
+           *       "paths": {
+           *         "/healthz": {
+           *           "get": {
+           *             "operationId": "healthz",
+           *             "summary": "The process is alive"
+           *           }
+           *         }
+           *       }
+           *     }
+           */
           'application/json': {
             [key: string]: unknown;
           };
@@ -1226,6 +1471,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *           "name": "ci-deploys",
+           *           "scopes": [
+           *             "write"
+           *           ],
+           *           "prefix": "sk_Tq84Zw",
+           *           "created_at": "2026-11-02T14:03:10.551Z",
+           *           "last_used_at": "2026-11-21T09:30:00.101Z",
+           *           "revoked_at": null
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['ApiKeyList'];
         };
       };
@@ -1421,6 +1684,14 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "name": "ci-deploys",
+         *       "scopes": [
+         *         "write"
+         *       ]
+         *     }
+         */
         'application/json': {
           name: string;
           /** @description read: every GET; write: read + changes; admin: write + API keys. */
@@ -1443,6 +1714,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *       "name": "ci-deploys",
+           *       "scopes": [
+           *         "write"
+           *       ],
+           *       "prefix": "sk_Tq84Zw",
+           *       "created_at": "2026-11-21T09:12:44.020Z",
+           *       "last_used_at": null,
+           *       "revoked_at": null,
+           *       "key": "sk_Tq84ZwR1mC7vK2pN9xB4dF6hJ3sL8gY5aE0uW2iO"
+           *     }
+           */
           'application/json': components['schemas']['CreatedApiKey'];
         };
       };
@@ -1920,6 +2205,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "customer-onboarding",
+           *           "name": "Customer onboarding",
+           *           "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+           *           "trigger": {
+           *             "type": "api"
+           *           },
+           *           "version": 3,
+           *           "created_at": "2026-11-02T14:05:31.902Z",
+           *           "updated_at": "2026-11-20T16:48:12.377Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['WorkflowList'];
         };
       };
@@ -2115,6 +2418,88 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "id": "customer-onboarding",
+         *       "name": "Customer onboarding",
+         *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+         *       "trigger": {
+         *         "type": "api"
+         *       },
+         *       "input_schema": {
+         *         "type": "object",
+         *         "required": [
+         *           "customer",
+         *           "plan"
+         *         ],
+         *         "properties": {
+         *           "customer": {
+         *             "type": "string"
+         *           },
+         *           "plan": {
+         *             "type": "string"
+         *           }
+         *         }
+         *       },
+         *       "steps": [
+         *         {
+         *           "id": "route",
+         *           "kind": "rules",
+         *           "rules": [
+         *             {
+         *               "when": "input.plan = 'enterprise'",
+         *               "output": {
+         *                 "tier": "high"
+         *               }
+         *             },
+         *             {
+         *               "when": "input.plan = 'banned'",
+         *               "action": "fail",
+         *               "message": "plan not allowed"
+         *             }
+         *           ],
+         *           "default": {
+         *             "tier": "standard"
+         *           }
+         *         },
+         *         {
+         *           "id": "crm",
+         *           "kind": "connector",
+         *           "connector": "http",
+         *           "request": {
+         *             "method": "POST",
+         *             "url": "https://crm.example/api/customers",
+         *             "headers": {
+         *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+         *             },
+         *             "body": {
+         *               "name": "{{ input.customer }}",
+         *               "tier": "{{ steps.route.output.tier }}"
+         *             }
+         *           },
+         *           "retry": {
+         *             "max_attempts": 5,
+         *             "initial_interval": "1s",
+         *             "backoff": 2,
+         *             "max_interval": "1m"
+         *           },
+         *           "timeout": "30s"
+         *         },
+         *         {
+         *           "id": "welcome",
+         *           "kind": "ai",
+         *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+         *         },
+         *         {
+         *           "id": "review",
+         *           "kind": "approval",
+         *           "if": "steps.route.output.tier = 'high'",
+         *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+         *           "timeout": "72h"
+         *         }
+         *       ]
+         *     }
+         */
         'application/json': components['schemas']['WorkflowDefinition'];
       };
     };
@@ -2133,6 +2518,99 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "customer-onboarding",
+           *       "name": "Customer onboarding",
+           *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+           *       "trigger": {
+           *         "type": "api"
+           *       },
+           *       "input_schema": {
+           *         "type": "object",
+           *         "required": [
+           *           "customer",
+           *           "plan"
+           *         ],
+           *         "properties": {
+           *           "customer": {
+           *             "type": "string"
+           *           },
+           *           "plan": {
+           *             "type": "string"
+           *           }
+           *         }
+           *       },
+           *       "steps": [
+           *         {
+           *           "id": "route",
+           *           "kind": "rules",
+           *           "rules": [
+           *             {
+           *               "when": "input.plan = 'enterprise'",
+           *               "output": {
+           *                 "tier": "high"
+           *               }
+           *             },
+           *             {
+           *               "when": "input.plan = 'banned'",
+           *               "action": "fail",
+           *               "message": "plan not allowed"
+           *             }
+           *           ],
+           *           "default": {
+           *             "tier": "standard"
+           *           }
+           *         },
+           *         {
+           *           "id": "crm",
+           *           "kind": "connector",
+           *           "connector": "http",
+           *           "request": {
+           *             "method": "POST",
+           *             "url": "https://crm.example/api/customers",
+           *             "headers": {
+           *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+           *             },
+           *             "body": {
+           *               "name": "{{ input.customer }}",
+           *               "tier": "{{ steps.route.output.tier }}"
+           *             }
+           *           },
+           *           "retry": {
+           *             "max_attempts": 5,
+           *             "initial_interval": "1s",
+           *             "backoff": 2,
+           *             "max_interval": "1m"
+           *           },
+           *           "timeout": "30s"
+           *         },
+           *         {
+           *           "id": "welcome",
+           *           "kind": "ai",
+           *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+           *         },
+           *         {
+           *           "id": "review",
+           *           "kind": "approval",
+           *           "if": "steps.route.output.tier = 'high'",
+           *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+           *           "timeout": "72h"
+           *         }
+           *       ],
+           *       "version": 1,
+           *       "created_at": "2026-11-02T14:05:31.902Z",
+           *       "updated_at": "2026-11-02T14:05:31.902Z",
+           *       "version_created_at": "2026-11-02T14:05:31.902Z",
+           *       "latest_version": 1,
+           *       "versions": [
+           *         {
+           *           "version": 1,
+           *           "created_at": "2026-11-02T14:05:31.902Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['Workflow'];
         };
       };
@@ -2427,6 +2905,107 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "customer-onboarding",
+           *       "name": "Customer onboarding",
+           *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+           *       "trigger": {
+           *         "type": "api"
+           *       },
+           *       "input_schema": {
+           *         "type": "object",
+           *         "required": [
+           *           "customer",
+           *           "plan"
+           *         ],
+           *         "properties": {
+           *           "customer": {
+           *             "type": "string"
+           *           },
+           *           "plan": {
+           *             "type": "string"
+           *           }
+           *         }
+           *       },
+           *       "steps": [
+           *         {
+           *           "id": "route",
+           *           "kind": "rules",
+           *           "rules": [
+           *             {
+           *               "when": "input.plan = 'enterprise'",
+           *               "output": {
+           *                 "tier": "high"
+           *               }
+           *             },
+           *             {
+           *               "when": "input.plan = 'banned'",
+           *               "action": "fail",
+           *               "message": "plan not allowed"
+           *             }
+           *           ],
+           *           "default": {
+           *             "tier": "standard"
+           *           }
+           *         },
+           *         {
+           *           "id": "crm",
+           *           "kind": "connector",
+           *           "connector": "http",
+           *           "request": {
+           *             "method": "POST",
+           *             "url": "https://crm.example/api/customers",
+           *             "headers": {
+           *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+           *             },
+           *             "body": {
+           *               "name": "{{ input.customer }}",
+           *               "tier": "{{ steps.route.output.tier }}"
+           *             }
+           *           },
+           *           "retry": {
+           *             "max_attempts": 5,
+           *             "initial_interval": "1s",
+           *             "backoff": 2,
+           *             "max_interval": "1m"
+           *           },
+           *           "timeout": "30s"
+           *         },
+           *         {
+           *           "id": "welcome",
+           *           "kind": "ai",
+           *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+           *         },
+           *         {
+           *           "id": "review",
+           *           "kind": "approval",
+           *           "if": "steps.route.output.tier = 'high'",
+           *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+           *           "timeout": "72h"
+           *         }
+           *       ],
+           *       "version": 3,
+           *       "created_at": "2026-11-02T14:05:31.902Z",
+           *       "updated_at": "2026-11-20T16:48:12.377Z",
+           *       "version_created_at": "2026-11-20T16:48:12.377Z",
+           *       "latest_version": 3,
+           *       "versions": [
+           *         {
+           *           "version": 1,
+           *           "created_at": "2026-11-02T14:05:31.902Z"
+           *         },
+           *         {
+           *           "version": 2,
+           *           "created_at": "2026-11-12T08:21:07.045Z"
+           *         },
+           *         {
+           *           "version": 3,
+           *           "created_at": "2026-11-20T16:48:12.377Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['Workflow'];
         };
       };
@@ -2651,6 +3230,88 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "id": "customer-onboarding",
+         *       "name": "Customer onboarding",
+         *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+         *       "trigger": {
+         *         "type": "api"
+         *       },
+         *       "input_schema": {
+         *         "type": "object",
+         *         "required": [
+         *           "customer",
+         *           "plan"
+         *         ],
+         *         "properties": {
+         *           "customer": {
+         *             "type": "string"
+         *           },
+         *           "plan": {
+         *             "type": "string"
+         *           }
+         *         }
+         *       },
+         *       "steps": [
+         *         {
+         *           "id": "route",
+         *           "kind": "rules",
+         *           "rules": [
+         *             {
+         *               "when": "input.plan = 'enterprise'",
+         *               "output": {
+         *                 "tier": "high"
+         *               }
+         *             },
+         *             {
+         *               "when": "input.plan = 'banned'",
+         *               "action": "fail",
+         *               "message": "plan not allowed"
+         *             }
+         *           ],
+         *           "default": {
+         *             "tier": "standard"
+         *           }
+         *         },
+         *         {
+         *           "id": "crm",
+         *           "kind": "connector",
+         *           "connector": "http",
+         *           "request": {
+         *             "method": "POST",
+         *             "url": "https://crm.example/api/customers",
+         *             "headers": {
+         *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+         *             },
+         *             "body": {
+         *               "name": "{{ input.customer }}",
+         *               "tier": "{{ steps.route.output.tier }}"
+         *             }
+         *           },
+         *           "retry": {
+         *             "max_attempts": 5,
+         *             "initial_interval": "1s",
+         *             "backoff": 2,
+         *             "max_interval": "1m"
+         *           },
+         *           "timeout": "30s"
+         *         },
+         *         {
+         *           "id": "welcome",
+         *           "kind": "ai",
+         *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+         *         },
+         *         {
+         *           "id": "review",
+         *           "kind": "approval",
+         *           "if": "steps.route.output.tier = 'high'",
+         *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+         *           "timeout": "72h"
+         *         }
+         *       ]
+         *     }
+         */
         'application/json': components['schemas']['WorkflowDefinition'];
       };
     };
@@ -2669,6 +3330,107 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "customer-onboarding",
+           *       "name": "Customer onboarding",
+           *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+           *       "trigger": {
+           *         "type": "api"
+           *       },
+           *       "input_schema": {
+           *         "type": "object",
+           *         "required": [
+           *           "customer",
+           *           "plan"
+           *         ],
+           *         "properties": {
+           *           "customer": {
+           *             "type": "string"
+           *           },
+           *           "plan": {
+           *             "type": "string"
+           *           }
+           *         }
+           *       },
+           *       "steps": [
+           *         {
+           *           "id": "route",
+           *           "kind": "rules",
+           *           "rules": [
+           *             {
+           *               "when": "input.plan = 'enterprise'",
+           *               "output": {
+           *                 "tier": "high"
+           *               }
+           *             },
+           *             {
+           *               "when": "input.plan = 'banned'",
+           *               "action": "fail",
+           *               "message": "plan not allowed"
+           *             }
+           *           ],
+           *           "default": {
+           *             "tier": "standard"
+           *           }
+           *         },
+           *         {
+           *           "id": "crm",
+           *           "kind": "connector",
+           *           "connector": "http",
+           *           "request": {
+           *             "method": "POST",
+           *             "url": "https://crm.example/api/customers",
+           *             "headers": {
+           *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+           *             },
+           *             "body": {
+           *               "name": "{{ input.customer }}",
+           *               "tier": "{{ steps.route.output.tier }}"
+           *             }
+           *           },
+           *           "retry": {
+           *             "max_attempts": 5,
+           *             "initial_interval": "1s",
+           *             "backoff": 2,
+           *             "max_interval": "1m"
+           *           },
+           *           "timeout": "30s"
+           *         },
+           *         {
+           *           "id": "welcome",
+           *           "kind": "ai",
+           *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+           *         },
+           *         {
+           *           "id": "review",
+           *           "kind": "approval",
+           *           "if": "steps.route.output.tier = 'high'",
+           *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+           *           "timeout": "72h"
+           *         }
+           *       ],
+           *       "version": 3,
+           *       "created_at": "2026-11-02T14:05:31.902Z",
+           *       "updated_at": "2026-11-20T16:48:12.377Z",
+           *       "version_created_at": "2026-11-20T16:48:12.377Z",
+           *       "latest_version": 3,
+           *       "versions": [
+           *         {
+           *           "version": 1,
+           *           "created_at": "2026-11-02T14:05:31.902Z"
+           *         },
+           *         {
+           *           "version": 2,
+           *           "created_at": "2026-11-12T08:21:07.045Z"
+           *         },
+           *         {
+           *           "version": 3,
+           *           "created_at": "2026-11-20T16:48:12.377Z"
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['Workflow'];
         };
       };
@@ -3170,6 +3932,11 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "hook_secret": "whsec_Mfz0cG9ydC1ob29rLXNlY3JldC1leGFtcGxl"
+           *     }
+           */
           'application/json': components['schemas']['HookSecret'];
         };
       };
@@ -3453,6 +4220,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "customer": "Ada Lovelace",
+         *       "plan": "enterprise"
+         *     }
+         */
         'application/json': {
           [key: string]: unknown;
         };
@@ -3473,6 +4246,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *     }
+           */
           'application/json': components['schemas']['Accepted'];
         };
       };
@@ -3771,6 +4550,26 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *           "workflow": "customer-onboarding",
+           *           "workflow_version": 3,
+           *           "status": "success",
+           *           "trigger": {
+           *             "type": "api"
+           *           },
+           *           "started_at": "2026-11-21T09:30:00.118Z",
+           *           "finished_at": "2026-11-21T10:02:44.530Z",
+           *           "duration_ms": 1964412,
+           *           "error": null
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['ExecutionList'];
         };
       };
@@ -3982,6 +4781,109 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *       "workflow": "customer-onboarding",
+           *       "workflow_version": 3,
+           *       "status": "success",
+           *       "trigger": {
+           *         "type": "api"
+           *       },
+           *       "started_at": "2026-11-21T09:30:00.118Z",
+           *       "finished_at": "2026-11-21T10:02:44.530Z",
+           *       "duration_ms": 1964412,
+           *       "error": null,
+           *       "steps": [
+           *         {
+           *           "id": "trigger",
+           *           "name": "trigger",
+           *           "kind": "trigger",
+           *           "status": "success",
+           *           "started_at": "2026-11-21T09:30:00.118Z",
+           *           "finished_at": "2026-11-21T09:30:00.118Z",
+           *           "duration_ms": 0,
+           *           "attempts": 1,
+           *           "input": {
+           *             "customer": "Ada Lovelace",
+           *             "plan": "enterprise"
+           *           },
+           *           "output": {
+           *             "customer": "Ada Lovelace",
+           *             "plan": "enterprise"
+           *           },
+           *           "error": null
+           *         },
+           *         {
+           *           "id": "route",
+           *           "name": "route",
+           *           "kind": "rules",
+           *           "status": "success",
+           *           "started_at": "2026-11-21T09:30:00.204Z",
+           *           "finished_at": "2026-11-21T09:30:00.219Z",
+           *           "duration_ms": 15,
+           *           "attempts": 1,
+           *           "input": null,
+           *           "output": {
+           *             "tier": "high"
+           *           },
+           *           "error": null
+           *         },
+           *         {
+           *           "id": "crm",
+           *           "name": "crm",
+           *           "kind": "connector",
+           *           "status": "success",
+           *           "started_at": "2026-11-21T09:30:00.251Z",
+           *           "finished_at": "2026-11-21T09:30:01.377Z",
+           *           "duration_ms": 1126,
+           *           "attempts": 2,
+           *           "input": {
+           *             "method": "POST",
+           *             "url": "https://crm.example/api/customers",
+           *             "headers": {
+           *               "Authorization": "Bearer ***"
+           *             },
+           *             "body": {
+           *               "name": "Ada Lovelace",
+           *               "tier": "high"
+           *             }
+           *           },
+           *           "output": {
+           *             "status": 201,
+           *             "headers": {
+           *               "content-type": "application/json"
+           *             },
+           *             "body": {
+           *               "id": "cus_1042"
+           *             }
+           *           },
+           *           "error": null
+           *         },
+           *         {
+           *           "id": "review",
+           *           "name": "review",
+           *           "kind": "approval",
+           *           "status": "success",
+           *           "started_at": "2026-11-21T09:30:01.412Z",
+           *           "finished_at": "2026-11-21T10:02:44.108Z",
+           *           "duration_ms": 1962696,
+           *           "attempts": 1,
+           *           "input": {
+           *             "message": "Approve the enterprise plan for Ada Lovelace?",
+           *             "timeout": "72h"
+           *           },
+           *           "output": {
+           *             "decision": "approved",
+           *             "decided_by": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *             "comment": "Contract signed.",
+           *             "decided_at": "2026-11-21T10:02:44.108Z"
+           *           },
+           *           "error": null
+           *         }
+           *       ]
+           *     }
+           */
           'application/json': components['schemas']['Execution'];
         };
       };
@@ -4179,6 +5081,14 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "input": {
+         *         "customer": "Ada King",
+         *         "plan": "enterprise"
+         *       }
+         *     }
+         */
         'application/json': {
           input?: {
             [key: string]: unknown;
@@ -4201,6 +5111,13 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *       "retried_from_step": "crm"
+           *     }
+           */
           'application/json': components['schemas']['RetryAccepted'];
         };
       };
@@ -4520,6 +5437,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *     }
+           */
           'application/json': components['schemas']['Accepted'];
         };
       };
@@ -4826,6 +5749,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "comment": "Contract signed."
+         *     }
+         */
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
@@ -4847,6 +5775,29 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "review",
+           *       "name": "review",
+           *       "kind": "approval",
+           *       "status": "success",
+           *       "started_at": "2026-11-21T09:30:01.412Z",
+           *       "finished_at": "2026-11-21T10:02:44.108Z",
+           *       "duration_ms": 1962696,
+           *       "attempts": 1,
+           *       "input": {
+           *         "message": "Approve the enterprise plan for Ada Lovelace?",
+           *         "timeout": "72h"
+           *       },
+           *       "output": {
+           *         "decision": "approved",
+           *         "decided_by": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *         "comment": "Contract signed.",
+           *         "decided_at": "2026-11-21T10:02:44.108Z"
+           *       },
+           *       "error": null
+           *     }
+           */
           'application/json': components['schemas']['Step'];
         };
       };
@@ -5153,6 +6104,11 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "comment": "Contract signed."
+         *     }
+         */
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
@@ -5174,6 +6130,32 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "review",
+           *       "name": "review",
+           *       "kind": "approval",
+           *       "status": "failed",
+           *       "started_at": "2026-11-21T09:30:01.412Z",
+           *       "finished_at": "2026-11-21T10:02:44.108Z",
+           *       "duration_ms": 1962696,
+           *       "attempts": 1,
+           *       "input": {
+           *         "message": "Approve the enterprise plan for Ada Lovelace?",
+           *         "timeout": "72h"
+           *       },
+           *       "output": {
+           *         "decision": "rejected",
+           *         "decided_by": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *         "comment": "No signed contract yet.",
+           *         "decided_at": "2026-11-21T10:02:44.108Z"
+           *       },
+           *       "error": {
+           *         "code": "approval_rejected",
+           *         "message": "Step \"review\" was rejected by key_3vN8pQ2rT6yW1zX4cB7m: No signed contract yet."
+           *       }
+           *     }
+           */
           'application/json': components['schemas']['Step'];
         };
       };
@@ -5479,6 +6461,11 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "value": "crm_live_9f3b7c1e5a2d4068"
+         *     }
+         */
         'application/json': {
           value: string;
         };
@@ -6001,6 +6988,18 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "name": "CRM_TOKEN",
+           *           "created_at": "2026-11-02T14:04:02.310Z",
+           *           "updated_at": "2026-11-18T11:27:45.884Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['SecretList'];
         };
       };
@@ -6215,6 +7214,24 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "wh_8ZtQ3nV6pR1xK4mC7bLs",
+           *           "url": "https://hooks.example.com/switchyard",
+           *           "events": [
+           *             "execution.completed",
+           *             "execution.failed"
+           *           ],
+           *           "description": "Order system: finished runs",
+           *           "status": "enabled",
+           *           "created_at": "2026-11-03T10:15:22.640Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpointList'];
         };
       };
@@ -6410,6 +7427,16 @@ export interface operations {
     };
     requestBody: {
       content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/switchyard",
+         *       "events": [
+         *         "execution.completed",
+         *         "execution.failed"
+         *       ],
+         *       "description": "Order system: finished runs"
+         *     }
+         */
         'application/json': {
           /**
            * Format: uri
@@ -6443,6 +7470,20 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "wh_8ZtQ3nV6pR1xK4mC7bLs",
+           *       "url": "https://hooks.example.com/switchyard",
+           *       "events": [
+           *         "execution.completed",
+           *         "execution.failed"
+           *       ],
+           *       "description": "Order system: finished runs",
+           *       "status": "enabled",
+           *       "created_at": "2026-11-03T10:15:22.640Z",
+           *       "secret": "whsec_C2FtcGxlLWVuZHBvaW50LXNlY3JldC0xMjM0"
+           *     }
+           */
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
@@ -6708,6 +7749,19 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "id": "wh_8ZtQ3nV6pR1xK4mC7bLs",
+           *       "url": "https://hooks.example.com/switchyard",
+           *       "events": [
+           *         "execution.completed",
+           *         "execution.failed"
+           *       ],
+           *       "description": "Order system: finished runs",
+           *       "status": "enabled",
+           *       "created_at": "2026-11-03T10:15:22.640Z"
+           *     }
+           */
           'application/json': components['schemas']['WebhookEndpoint'];
         };
       };
@@ -7133,6 +8187,36 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "dlv_4mT7qW2zX9cV5bN1kL8pR3sY",
+           *           "event_id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+           *           "event": "execution.completed",
+           *           "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *           "status": "succeeded",
+           *           "attempts": [
+           *             {
+           *               "at": "2026-11-21T10:02:44.701Z",
+           *               "status_code": 503,
+           *               "duration_ms": 212,
+           *               "error": "The receiver answered 503."
+           *             },
+           *             {
+           *               "at": "2026-11-21T10:02:49.733Z",
+           *               "status_code": 200,
+           *               "duration_ms": 87,
+           *               "error": null
+           *             }
+           *           ],
+           *           "next_attempt_at": null,
+           *           "created_at": "2026-11-21T10:02:44.560Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
           'application/json': components['schemas']['WebhookDeliveryList'];
         };
       };
@@ -7372,6 +8456,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "delivery_id": "dlv_4mT7qW2zX9cV5bN1kL8pR3sY"
+           *     }
+           */
           'application/json': components['schemas']['RedeliveryAccepted'];
         };
       };
@@ -7654,6 +8744,12 @@ export interface operations {
     };
     requestBody?: {
       content: {
+        /**
+         * @example {
+         *       "customer": "Ada Lovelace",
+         *       "plan": "enterprise"
+         *     }
+         */
         'application/json': {
           [key: string]: unknown;
         };
@@ -7668,6 +8764,12 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "execution_id": "ex_Rk5vB2nX8qT1wZ4cM7pL9sD3"
+           *     }
+           */
           'application/json': components['schemas']['Accepted'];
         };
       };
@@ -7863,6 +8965,250 @@ export interface operations {
            */
           'application/json': components['schemas']['Error'];
         };
+      };
+    };
+  };
+  executionStartedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+         *       "event": "execution.started",
+         *       "created_at": "2026-11-21T10:02:44.530Z",
+         *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+         *       "workflow": "customer-onboarding",
+         *       "workflow_version": 3,
+         *       "status": "running",
+         *       "error": null
+         *     }
+         */
+        'application/json': components['schemas']['EventPayload'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery: it is not sent again. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled (status "disabled") and gets no more deliveries. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  executionWaitingEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+         *       "event": "execution.waiting",
+         *       "created_at": "2026-11-21T10:02:44.530Z",
+         *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+         *       "workflow": "customer-onboarding",
+         *       "workflow_version": 3,
+         *       "status": "waiting",
+         *       "error": null
+         *     }
+         */
+        'application/json': components['schemas']['EventPayload'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery: it is not sent again. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled (status "disabled") and gets no more deliveries. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  executionCompletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+         *       "event": "execution.completed",
+         *       "created_at": "2026-11-21T10:02:44.530Z",
+         *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+         *       "workflow": "customer-onboarding",
+         *       "workflow_version": 3,
+         *       "status": "success",
+         *       "error": null
+         *     }
+         */
+        'application/json': components['schemas']['EventPayload'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery: it is not sent again. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled (status "disabled") and gets no more deliveries. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  executionFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+         *       "event": "execution.failed",
+         *       "created_at": "2026-11-21T10:02:44.530Z",
+         *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+         *       "workflow": "customer-onboarding",
+         *       "workflow_version": 3,
+         *       "status": "failed",
+         *       "error": {
+         *         "step": "crm",
+         *         "code": "http_error",
+         *         "message": "POST https://crm.example/api/customers answered 422."
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['EventPayload'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery: it is not sent again. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled (status "disabled") and gets no more deliveries. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  executionCanceledEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id (the payload `id`): the same on every attempt of one event, so receivers dedupe on it. */
+        'webhook-id': string;
+        /** @description Unix seconds when this attempt was signed; fresh on every attempt. Refuse ones too far from now. */
+        'webhook-timestamp': string;
+        /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{raw body}">`, keyed by the base64-decoded part of the endpoint's `whsec_` secret. Any Standard Webhooks verifier library accepts it. */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "id": "evt_5b0c2f6e9d8a4c71b3e2a94f07d6c158",
+         *       "event": "execution.canceled",
+         *       "created_at": "2026-11-21T10:02:44.530Z",
+         *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+         *       "workflow": "customer-onboarding",
+         *       "workflow_version": 3,
+         *       "status": "canceled",
+         *       "error": null
+         *     }
+         */
+        'application/json': components['schemas']['EventPayload'];
+      };
+    };
+    responses: {
+      /** @description Any 2xx acknowledges the delivery: it is not sent again. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Gone: the endpoint is disabled (status "disabled") and gets no more deliveries. */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };
