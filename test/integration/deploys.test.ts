@@ -9,7 +9,6 @@
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { expect } from 'chai';
 import type { Config, WorkerVersioning } from '../../src/config';
-import { housekeepingScheduleId } from '../../src/housekeeping/schedule';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import {
   createWorkflow,
@@ -75,10 +74,6 @@ describe('deploys: worker versioning @integration', function () {
   });
   afterEach(async () => {
     for (const worker of workers.splice(0)) await worker.stop();
-    await api.runtime.services.temporal.client.schedule
-      .getHandle(housekeepingScheduleId(api.config.temporal.taskQueue))
-      .delete()
-      .catch(() => undefined);
     await receiver.stop();
     await api.stop();
   });

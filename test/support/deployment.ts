@@ -172,14 +172,7 @@ export class Deployment {
   }
 
   async startApi(): Promise<void> {
-    this.api.start();
-    await waitFor(
-      async () => {
-        if (!this.api.running) throw new Error(`the API exited:\n${this.api.output.slice(-3000)}`);
-        return (await request(this.url).get('/readyz').timeout(2000)).status === 200;
-      },
-      { timeoutMs: 60_000, intervalMs: 200, what: 'the API to be ready' },
-    );
+    await startUntilReady(this.api, this.url);
   }
 
   async startWorker(): Promise<void> {
@@ -196,14 +189,7 @@ export class Deployment {
     }));
     this.extras.push(api);
     const url = `http://127.0.0.1:${port}`;
-    api.start();
-    await waitFor(
-      async () => {
-        if (!api.running) throw new Error(`${api.name} exited:\n${api.output.slice(-3000)}`);
-        return (await request(url).get('/readyz').timeout(2000)).status === 200;
-      },
-      { timeoutMs: 60_000, intervalMs: 200, what: `${api.name} to be ready` },
-    );
+    await startUntilReady(api, url);
     return { process: api, url };
   }
 
@@ -255,4 +241,16 @@ export class Deployment {
     await this.dropDatabase?.();
     fs.rmSync(this.temporalDir, { recursive: true, force: true });
   }
+}
+
+/** Starts an API process and waits until its /readyz answers 200 (fails at once if it exits). */
+async function startUntilReady(api: Managed, url: string): Promise<void> {
+  api.start();
+  await waitFor(
+    async () => {
+      if (!api.running) throw new Error(`${api.name} exited:\n${api.output.slice(-3000)}`);
+      return (await request(url).get('/readyz').timeout(2000)).status === 200;
+    },
+    { timeoutMs: 60_000, intervalMs: 200, what: `${api.name} to be ready` },
+  );
 }

@@ -194,12 +194,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     newKey: async (workspaceId, scopes) =>
       (await createApiKey(db, { workspaceId, name: 'test', scopes })).key,
     stop: async () => {
-      // The worker's housekeeping schedule would outlive this service on the shared dev server.
-      if (options.worker ?? true)
-        await runtime.services.temporal.client.schedule
-          .getHandle(housekeepingScheduleId(config.temporal.taskQueue))
-          .delete()
-          .catch(() => undefined);
+      // A worker's housekeeping schedule (this service's, or of workers a test started beside it on its
+      // task queue) would outlive the service on the shared dev server.
+      await runtime.services.temporal.client.schedule
+        .getHandle(housekeepingScheduleId(config.temporal.taskQueue))
+        .delete()
+        .catch(() => undefined);
       await runtime.stop();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
