@@ -9,7 +9,9 @@ import { join, resolve } from 'node:path';
 import { expect } from 'chai';
 import { SwitchyardClient, type Execution, type WorkflowDefinition } from '@switchyard/client';
 import { uniqueId } from '../support/fixtures';
+import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 const CLI = resolve(__dirname, '../../../clients/typescript/dist/cli/main.js');
 
@@ -179,6 +181,115 @@ describe('CLI switchyard @integration', function () {
     const done = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
     expect(done.status).to.equal('success');
     expect(done.steps.find((s) => s.id === 'review')?.output).to.include({ comment: 'ok' });
+  });
+
+  it('retries a failed run from its failed step with a corrected --input', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+    const failed = await cli(['run', id, '--input', '{"plan":"banned"}', '--wait', '--json'], env);
+    expect(failed.code).to.equal(1);
+    const { execution_id } = JSON.parse(failed.stdout) as Execution;
+
+    const retried = await cli(['executions', 'retry', execution_id, '--input', '{"plan":"pro"}'], env);
+    expect(retried.code, retried.stderr).to.equal(0);
+    expect(retried.stdout.trim()).to.equal(`Retrying ${execution_id} from step route`);
+    const done = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
+    expect(done.status).to.equal('success');
+    expect(done.steps.find((s) => s.id === 'route')?.output).to.deep.equal({ tier: 'high' });
+
+    const again = await cli(['executions', 'retry', execution_id], env);
+    expect(again.code).to.equal(3);
+    expect(again.stderr).to.include('execution_not_failed');
+  });
+
+  it('cancels a waiting run; a second cancel exits 3 with execution_not_running', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({ id, steps: [{ id: 'review', kind: 'approval' }] });
+    const { execution_id } = await client.workflows.trigger(id, {});
+    await client.waitForExecution(execution_id, { until: ['waiting'], timeoutMs: 60_000 });
+
+    const canceled = await cli(['executions', 'cancel', execution_id], env);
+    expect(canceled.code, canceled.stderr).to.equal(0);
+    expect(canceled.stdout.trim()).to.equal(`Cancel requested for ${execution_id}`);
+    const done = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
+    expect(done.status).to.equal('canceled');
+
+    const again = await cli(['executions', 'cancel', execution_id], env);
+    expect(again.code).to.equal(3);
+    expect(again.stderr).to.include('execution_not_running');
+  });
+
+  it('rejects a waiting step with a comment: the run fails with approval_rejected', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({ id, steps: [{ id: 'review', kind: 'approval' }] });
+    const { execution_id } = await client.workflows.trigger(id, {});
+    await client.waitForExecution(execution_id, { until: ['waiting'], timeoutMs: 60_000 });
+
+    const rejected = await cli(['executions', 'reject', execution_id, 'review', '--comment', 'not now'], env);
+    expect(rejected.code, rejected.stderr).to.equal(0);
+    expect(rejected.stdout.trim()).to.equal(`Step review of ${execution_id}: rejected`);
+    const done = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
+    expect(done.status).to.equal('failed');
+    expect(done.error).to.include({ step: 'review', code: 'approval_rejected' });
+    expect(done.steps.find((s) => s.id === 'review')?.output).to.include({
+      decision: 'rejected',
+      comment: 'not now',
+    });
+  });
+
+  it('lists webhook endpoints and their deliveries with each attempt', async () => {
+    const receiver = await Receiver.start();
+    try {
+      const { key } = await service.newWorkspace(['admin']);
+      const own = { ...env, SWITCHYARD_API_KEY: key };
+      const api = new SwitchyardClient({ baseUrl: service.url, apiKey: key });
+      const endpoint = await api.webhooks.create({
+        url: `${receiver.url}/cli-hook`,
+        events: ['execution.completed'],
+        description: 'CLI test',
+      });
+      const empty = await cli(['webhooks', 'deliveries', endpoint.id], own);
+      expect(empty.code, empty.stderr).to.equal(0);
+      expect(empty.stdout.trim()).to.equal('No deliveries.');
+
+      receiver.replyOnceTo('/cli-hook', { status: 500, body: { error: 'down' } });
+      const workflow = await api.workflows.create(rulesWorkflow(uniqueId('cli')));
+      const { execution_id } = await api.workflows.trigger(workflow.id, { plan: 'pro' });
+      await waitFor(async () => receiver.requestsTo('/cli-hook').length >= 2 || undefined, {
+        timeoutMs: 60_000,
+        what: 'a failed attempt and its retry',
+      });
+
+      const list = await cli(['webhooks', 'list'], own);
+      expect(list.code, list.stderr).to.equal(0);
+      expect(list.stdout).to.match(/^ID\s+URL\s+STATUS\s+EVENTS\s+DESCRIPTION$/m);
+      expect(list.stdout).to.match(
+        new RegExp(`^${endpoint.id}\\s+\\S+/cli-hook\\s+enabled\\s+execution\\.completed\\s+CLI test$`, 'm'),
+      );
+
+      const deliveries = await waitFor(
+        async () => {
+          const result = await cli(['webhooks', 'deliveries', endpoint.id, '--json'], own);
+          const items = JSON.parse(result.stdout) as { status: string; attempts: unknown[] }[];
+          return items[0]?.status === 'succeeded' ? items : undefined;
+        },
+        { timeoutMs: 30_000, what: 'the delivery recorded as succeeded' },
+      );
+      expect(deliveries).to.have.length(1);
+      expect(deliveries[0]).to.include({ event: 'execution.completed', execution_id });
+      expect(deliveries[0]!.attempts.map((a) => (a as { status_code: number }).status_code)).to.deep.equal([
+        500, 200,
+      ]);
+
+      const table = await cli(['webhooks', 'deliveries', endpoint.id], own);
+      expect(table.code, table.stderr).to.equal(0);
+      expect(table.stdout).to.match(/^ID\s+EVENT\s+EXECUTION\s+STATUS\s+ATTEMPTS\s+LAST\s+CREATED$/m);
+      expect(table.stdout).to.match(
+        new RegExp(`execution\\.completed\\s+${execution_id}\\s+succeeded\\s+2\\s+200\\s`),
+      );
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('a usage error exits 2; an API error exits 3 with its code and request_id on stderr', async () => {

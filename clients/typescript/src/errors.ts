@@ -1,4 +1,15 @@
 /** The errors the client throws: the service's error body as a typed error, and a wait that ran out. */
+import type { components } from './generated/schema';
+
+/** The service's machine-readable error codes, as its OpenAPI document lists them. */
+export type ErrorCode = components['schemas']['Error']['error']['code'];
+
+/**
+ * A `SwitchyardError`'s code: one of the service's codes, or `http_<status>` for an answer without the
+ * error body. New codes may be added to the service before a client is regenerated, hence the open end
+ * (`string & {}` keeps editor completion for the known ones).
+ */
+export type SwitchyardErrorCode = ErrorCode | `http_${number}` | (string & {});
 
 /** One entry of `error.details`: where the problem is (a JSON pointer) and what it is. */
 export interface ErrorDetail {
@@ -16,7 +27,7 @@ export class SwitchyardError extends Error {
   override readonly name = 'SwitchyardError';
   /** The HTTP status of the answer. */
   readonly status: number;
-  readonly code: string;
+  readonly code: SwitchyardErrorCode;
   readonly requestId: string | undefined;
   readonly details: ErrorDetail[];
   /** Seconds the service asked to wait (429, 503), when it said. */
@@ -24,7 +35,7 @@ export class SwitchyardError extends Error {
 
   constructor(options: {
     status: number;
-    code: string;
+    code: SwitchyardErrorCode;
     message: string;
     requestId?: string | undefined;
     details?: ErrorDetail[];

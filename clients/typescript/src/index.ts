@@ -23,7 +23,14 @@ export {
   type ApiKey,
   type CreatedApiKey,
 } from './client';
-export { SwitchyardError, ExecutionWaitTimeoutError, parseRetryAfter, type ErrorDetail } from './errors';
+export {
+  SwitchyardError,
+  ExecutionWaitTimeoutError,
+  parseRetryAfter,
+  type ErrorCode,
+  type ErrorDetail,
+  type SwitchyardErrorCode,
+} from './errors';
 export { PageIterator, type Page } from './pagination';
 export { retryingFetch, type RetryOptions } from './retry';
 export {

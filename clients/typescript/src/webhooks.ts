@@ -8,20 +8,11 @@ import type { components } from './generated/schema';
 
 export { WebhookVerificationError };
 
-export type WebhookEventKind = components['schemas']['WebhookEndpoint']['events'][number];
+/** The body of a delivery, as the OpenAPI document's `webhooks` section describes it. */
+export type WebhookEvent = components['schemas']['EventPayload'];
 
-/** The body of a delivery (the top-level fields every event carries). */
-export interface WebhookEvent {
-  /** `evt_...`; also the `webhook-id` header, the same on every attempt: dedupe on it. */
-  id: string;
-  event: WebhookEventKind;
-  created_at: string;
-  execution_id: string;
-  workflow: string;
-  workflow_version: number;
-  status: components['schemas']['Execution']['status'];
-  error: components['schemas']['ExecutionError'] | null;
-}
+/** `execution.started`, `execution.completed`, ...: the events an endpoint subscribes to. */
+export type WebhookEventKind = WebhookEvent['event'];
 
 /** Headers as Node's http module, fetch's `Headers` or a plain object give them. */
 export type HeadersLike = Headers | Record<string, string | string[] | undefined>;
