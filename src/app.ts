@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
 import { webhookRoutes } from './api/webhooks';
+import { consoleSessionRoutes } from './console/session-routes';
 import { workflowRoutes } from './api/workflows';
 import { Authenticator } from './http/auth';
 import { errorHandler } from './http/error-handler';
@@ -58,6 +59,7 @@ export function createApp(services: Services): Koa {
     authenticate: (ctx, scope) => authenticator.authenticate(ctx, scope),
     rateLimit: (ctx, auth) => enforceRateLimit(ctx, limiter, auth.keyId, 'this API key'),
   });
+  consoleSessionRoutes(router, services);
 
   app.use(requestId());
   app.use(securityHeaders());

@@ -30,6 +30,7 @@ const envSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().min(1).optional(),
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: z.string().url().optional(),
   TEMPORAL_DEV_IP: z.string().min(1).default('127.0.0.1'),
   TEMPORAL_RETENTION_DAYS: positiveInt.max(3650).default(30),
   CRASH_LOOP_ATTEMPTS: positiveInt.min(2).max(100).default(3),
@@ -68,6 +69,8 @@ const envSchema = z.object({
     .optional(),
   WORKER_BUILD_ID: z.string().min(1).max(255).optional(),
   WORKER_ROLLOUT: z.enum(['replace', 'rolling', 'manual']).default('replace'),
+  CONSOLE_SESSION_HOURS: z.coerce.number().positive().max(720).default(12),
+  CONSOLE_SECURE_COOKIE: booleanFromEnv.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -85,6 +88,8 @@ export interface Config {
     cliPath: string | undefined;
     devPort: number;
     uiPort: number;
+    /** Where people open Temporal UI (the console links runs to it); unset: the embedded dev server's UI. */
+    uiUrl: string | undefined;
     devIp: string;
     retentionDays: number;
     /** A run whose workflow task reached this attempt after crashing workers is terminated at worker start. */
@@ -116,6 +121,8 @@ export interface Config {
   worker: WorkerTuning;
   /** Worker Deployment Versioning (README, Deploys); undefined: the worker polls unversioned. */
   workerVersioning: WorkerVersioning | undefined;
+  /** The web console's sign-in: how long a session lasts, and whether its cookie is Secure (undefined: when the request came over TLS). */
+  console: { sessionTtlMs: number; secureCookie: boolean | undefined };
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -176,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL?.replace(/\/+$/, ''),
       devIp: e.TEMPORAL_DEV_IP,
       retentionDays: e.TEMPORAL_RETENTION_DAYS,
       crashLoopAttempts: e.CRASH_LOOP_ATTEMPTS,
@@ -210,6 +218,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           rollout: e.WORKER_ROLLOUT,
         }
       : undefined,
+    console: {
+      sessionTtlMs: Math.round(e.CONSOLE_SESSION_HOURS * 3_600_000),
+      secureCookie: e.CONSOLE_SECURE_COOKIE,
+    },
     environment: present as Record<string, string>,
   };
 }

@@ -122,6 +122,7 @@ export async function startRuntime({
       backlog: new ExecutionBacklog({ temporal, config, logger }, config.backlogLimitMs),
       admission,
       reads,
+      temporalUiUrl: config.temporal.uiUrl ?? devServer?.uiUrl,
     };
     if (api) {
       await bootstrap(db, { bootstrapApiKey: config.bootstrapApiKey, seedDemo: config.seedDemo }, logger);

@@ -25,4 +25,6 @@ export interface Services {
   admission: AdmissionGate | undefined;
   /** What triggers read from the database, cached and kept fresh by change notices. */
   reads: CachedReads;
+  /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
+  temporalUiUrl?: string | undefined;
 }

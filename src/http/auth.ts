@@ -1,19 +1,24 @@
 /**
  * API key authentication and scopes (CONTRACT §3). 401 for a missing, malformed, unknown or revoked
  * key (checked on every request, so a revocation takes effect at once); 403 when the key lacks the
- * endpoint's scope. Keys are accepted only in the Authorization header, never in a query string.
+ * endpoint's scope. Keys are accepted only in the Authorization header, never in a query string. The web
+ * console's session cookie (src/console/session-routes.ts) stands in for a key when no header is sent.
  */
 import type Koa from 'koa';
 import { AppError } from '../errors';
 import { API_KEY_PATTERN } from '../ids';
 import type { Logger } from '../logger';
 import { findApiKeyByKey, touchApiKey, type Scope } from '../store/api-keys';
+import { findConsoleSession } from '../store/console-sessions';
 import type { Database } from '../store/db';
+import { csrfTokenMatches, needsCsrfToken, SESSION_COOKIE } from './session-cookie';
 
 export interface AuthContext {
   keyId: string;
   workspaceId: string;
   scopes: Scope[];
+  /** Set when the request came from the web console with its session cookie instead of a key. */
+  consoleSessionId?: string;
 }
 
 const SCOPE_RANK: Record<Scope, number> = { read: 1, write: 2, admin: 3 };
@@ -50,6 +55,16 @@ function credentialInQuery(query: Koa.Context['query']): boolean {
   );
 }
 
+function checkScope(scopes: readonly Scope[], needed: Scope): void {
+  if (!hasScope(scopes, needed)) {
+    throw new AppError(
+      403,
+      'forbidden',
+      `This API key lacks the '${needed}' scope that this endpoint needs.`,
+    );
+  }
+}
+
 /** How often one process records a key's last use (a write per request would cost more than it tells). */
 const TOUCH_INTERVAL_MS = 60_000;
 
@@ -66,21 +81,39 @@ export class Authenticator {
       throw unauthorized('API keys are accepted only in the Authorization header, never in the URL.');
     }
     const header = ctx.get('authorization');
-    if (!header) throw unauthorized('Missing API key: send the header Authorization: Bearer <key>.');
+    if (!header) {
+      const sessionToken = ctx.cookies.get(SESSION_COOKIE);
+      if (sessionToken) return this.authenticateSession(ctx, sessionToken, needed);
+      throw unauthorized('Missing API key: send the header Authorization: Bearer <key>.');
+    }
     const match = /^Bearer +(\S+)$/i.exec(header.trim());
     if (!match || !API_KEY_PATTERN.test(match[1]!))
       throw unauthorized('Malformed Authorization header: expected Bearer sk_...');
     const record = await findApiKeyByKey(this.db, match[1]!);
     if (!record || record.revoked_at) throw unauthorized('Unknown or revoked API key.');
-    if (!hasScope(record.scopes, needed)) {
-      throw new AppError(
-        403,
-        'forbidden',
-        `This API key lacks the '${needed}' scope that this endpoint needs.`,
-      );
-    }
+    checkScope(record.scopes, needed);
     this.touch(record.id);
     return { keyId: record.id, workspaceId: record.workspace_id, scopes: record.scopes };
+  }
+
+  /** The console's session cookie (a header key wins over it): the key's scopes, a CSRF token to change things. */
+  private async authenticateSession(ctx: Koa.Context, token: string, needed: Scope): Promise<AuthContext> {
+    const session = await findConsoleSession(this.db, token);
+    if (!session)
+      throw unauthorized(
+        'Your console session has ended (expired, signed out or key revoked): sign in again.',
+      );
+    if (needsCsrfToken(ctx) && !csrfTokenMatches(ctx, session.csrf_token)) {
+      throw new AppError(403, 'forbidden', 'Missing or wrong X-CSRF-Token header for this console session.');
+    }
+    checkScope(session.scopes, needed);
+    this.touch(session.key_id);
+    return {
+      keyId: session.key_id,
+      workspaceId: session.workspace_id,
+      scopes: session.scopes,
+      consoleSessionId: session.id,
+    };
   }
 
   private touch(keyId: string): void {
