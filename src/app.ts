@@ -15,6 +15,7 @@ import { secretRoutes } from './api/secrets';
 import { webhookRoutes } from './api/webhooks';
 import { consoleSessionRoutes } from './console/session-routes';
 import { workflowRoutes } from './api/workflows';
+import { registerApiReference } from './http/api-reference';
 import { Authenticator } from './http/auth';
 import { errorHandler } from './http/error-handler';
 import { createRateLimiter, enforceRateLimit } from './http/rate-limit';
@@ -59,6 +60,7 @@ export function createApp(services: Services): Koa {
     authenticate: (ctx, scope) => authenticator.authenticate(ctx, scope),
     rateLimit: (ctx, auth) => enforceRateLimit(ctx, limiter, auth.keyId, 'this API key'),
   });
+  registerApiReference(router, projectVersion);
   consoleSessionRoutes(router, services);
 
   app.use(requestId());

@@ -5,6 +5,7 @@
  * (src/supervisor.ts), and stops everything on Ctrl-C.
  */
 import path from 'node:path';
+import { API_REFERENCE_PATH } from './http/api-reference';
 import type { DevServer } from './temporal/dev-server';
 import { exitOnSignals, failStart, loadConfigOrExit, processLogger } from './process-lifecycle';
 import { startEmbeddedTemporal } from './runtime';
@@ -75,6 +76,7 @@ function banner(
     '',
     `  Switchyard is running.`,
     `  API:          http://127.0.0.1:${port}/v1   (OpenAPI: /v1/openapi.json)`,
+    `  API docs:     http://127.0.0.1:${port}${API_REFERENCE_PATH}`,
     devServer?.uiUrl ? `  Temporal UI:  ${devServer.uiUrl}/namespaces/${namespace}/workflows` : undefined,
     `  Data:         ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : config.dataDir}`,
     `  An API key:   npm run admin -- create-key --workspace default --name me --scopes admin`,

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from './app';
+import { API_REFERENCE_PATH } from './http/api-reference';
 import { handleClientError } from './http/client-error';
 import { AdmissionGate } from './executions/admission';
 import { ExecutionBacklog } from './executions/backpressure';
@@ -225,10 +226,8 @@ export async function startRuntime({
             setTimeout(() => s.closeAllConnections(), config.shutdownTimeoutMs).unref();
           }),
       );
-      logger.info(
-        { url: `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listeningPort(server)}` },
-        'API listening',
-      );
+      const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listeningPort(server)}`;
+      logger.info({ url, docs: `${url}${API_REFERENCE_PATH}` }, 'API listening');
     }
 
     return { services, devServer, server, worker, workerStopped, stop };
