@@ -51,7 +51,8 @@ export function sharedTemporal(): Promise<SharedTemporal> {
       dataDir: tempDir('sy-temporal-'),
       ip: '127.0.0.1',
       port: await freePort(),
-      uiPort: 0,
+      // Temporal UI too: the operators' view is tested (test/integration/temporal-ui.test.ts).
+      uiPort: await freePort(),
       namespace: 'default',
       logger: testLogger,
       // Every test service has its own task queue, so its own worker deployment: more than the
