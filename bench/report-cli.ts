@@ -1,6 +1,7 @@
 /**
- * `npm run bench:report`: rewrites bench/results/latest.md and the README's benchmark block from the
- * existing bench/results/latest.json, without running the benchmark (e.g. after editing bench/report.ts).
+ * `npm run bench:report`: rewrites bench/results/latest.md and the benchmark block of docs/benchmarks.md
+ * from the existing bench/results/latest.json, without running the benchmark (e.g. after editing
+ * bench/report.ts).
  * BENCH_ARCHIVE=1 also keeps the run's dated copies.
  */
 import fs from 'node:fs';

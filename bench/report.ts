@@ -2,8 +2,9 @@
  * The Markdown summary of a benchmark report (bench/results/latest.json): one table row per measurement
  * with Switchyard's figure, the raw Temporal baseline beside it where the scenario has one, and their
  * ratio, then the machine and versions it ran on. `npm run bench` writes it to bench/results/latest.md
- * and into the README between BENCH_START and BENCH_END; `npm run bench:report` does the same from the
- * existing latest.json. The tables are laid out as Prettier lays them out, so the README stays formatted.
+ * and into docs/benchmarks.md between BENCH_START and BENCH_END; `npm run bench:report` does the same
+ * from the existing latest.json. The tables are laid out as Prettier lays them out, so the page stays
+ * formatted.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,8 @@ import { ratio } from './stats';
 export const BENCH_START = '<!-- bench:start -->';
 export const BENCH_END = '<!-- bench:end -->';
 export const RESULTS_DIR = path.join(projectRoot, 'bench', 'results');
-export const README_FILE = path.join(projectRoot, 'README.md');
+/** The docs page that holds the generated block. */
+export const BENCHMARKS_PAGE = path.join(projectRoot, 'docs', 'benchmarks.md');
 
 /** JSON turns NaN (a percentile of no samples) into null; sections of older reports may be absent. */
 type Figure = number | null | undefined;
@@ -514,7 +516,7 @@ export function markdownTable(header: string[], rows: string[][], align: Align[]
   return [line(head!), rule, ...body.map(line)].join('\n');
 }
 
-/** The tables and notes, without a heading: the content of latest.md and of the README block. */
+/** The tables and notes, without a heading: the content of latest.md and of the docs page's block. */
 export function renderReportBody(report: BenchReport): string {
   const results = markdownTable(
     ['Scenario', 'Metric', 'Switchyard', 'Raw Temporal', 'Ratio', 'Sample'],
@@ -548,13 +550,13 @@ export function renderMarkdown(report: BenchReport): string {
     .concat('\n');
 }
 
-/** `readme` with the text between BENCH_START and BENCH_END replaced by `body`. */
-export function replaceReadmeBlock(readme: string, body: string): string {
-  const start = readme.indexOf(BENCH_START);
-  const end = readme.indexOf(BENCH_END);
-  if (start < 0 || end < start || readme.indexOf(BENCH_START, start + 1) >= 0)
-    throw new Error(`the README needs exactly one ${BENCH_START} … ${BENCH_END} block`);
-  return `${readme.slice(0, start + BENCH_START.length)}\n\n${body}\n\n${readme.slice(end)}`;
+/** `page` with the text between BENCH_START and BENCH_END replaced by `body`. */
+export function replaceBenchBlock(page: string, body: string): string {
+  const start = page.indexOf(BENCH_START);
+  const end = page.indexOf(BENCH_END);
+  if (start < 0 || end < start || page.indexOf(BENCH_START, start + 1) >= 0)
+    throw new Error(`the benchmarks page needs exactly one ${BENCH_START} … ${BENCH_END} block`);
+  return `${page.slice(0, start + BENCH_START.length)}\n\n${body}\n\n${page.slice(end)}`;
 }
 
 /** `2026-11-21T22:04:24.186Z` → `2026-11-21T22-04-24Z`: the name of a run's dated copies. */
@@ -572,19 +574,20 @@ function writeAtomically(file: string, text: string): void {
 
 export interface WriteReportOptions {
   resultsDir?: string;
-  readmeFile?: string;
+  /** The page with the BENCH_START … BENCH_END block (default: docs/benchmarks.md). */
+  pageFile?: string;
   /** Also keep dated copies (`<date>.json`, `<date>.md`); default: BENCH_ARCHIVE=1. */
   archive?: boolean;
 }
 
 /**
  * Writes latest.md (and, when archiving, the run's dated .json and .md) beside latest.json and rewrites
- * the README block; returns the files it changed. The README is written last: without its markers the
- * results are still on disk when this throws.
+ * the block of docs/benchmarks.md; returns the files it changed. The page is written last: without its
+ * markers the results are still on disk when this throws.
  */
 export function writeReportFiles(report: BenchReport, options: WriteReportOptions = {}): string[] {
   const resultsDir = options.resultsDir ?? RESULTS_DIR;
-  const readmeFile = options.readmeFile ?? README_FILE;
+  const pageFile = options.pageFile ?? BENCHMARKS_PAGE;
   const archive = options.archive ?? ['1', 'true'].includes(process.env['BENCH_ARCHIVE'] ?? '');
   const markdown = renderMarkdown(report);
   const written: string[] = [];
@@ -599,8 +602,8 @@ export function writeReportFiles(report: BenchReport, options: WriteReportOption
     write(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
     write(path.join(resultsDir, `${stamp}.md`), markdown);
   }
-  const readme = fs.readFileSync(readmeFile, 'utf8');
-  const updated = replaceReadmeBlock(readme, renderReportBody(report));
-  if (updated !== readme) write(readmeFile, updated);
+  const page = fs.readFileSync(pageFile, 'utf8');
+  const updated = replaceBenchBlock(page, renderReportBody(report));
+  if (updated !== page) write(pageFile, updated);
   return written;
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: starts its own stack (Temporal dev server + one service process on PGlite), runs
  * every scenario against it in one go, and prints one JSON document on stdout (also written to
- * bench/results/latest.json, with its Markdown table in latest.md and the README: bench/report.ts).
+ * bench/results/latest.json, with its Markdown table in latest.md and docs/benchmarks.md: bench/report.ts).
  * Progress and logs go to stderr. It measures only: no thresholds.
  *
  * Sizes: BENCH_TRIGGERS (starts per throughput scenario), BENCH_ROUNDS, BENCH_CONCURRENCY, BENCH_WARMUP,
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
     duration_s: Math.round((Date.now() - began) / 1000),
   };
   if (selected.size < SCENARIOS.length) {
-    // A subset does not replace the full results (latest.json, latest.md, the README's table).
+    // A subset does not replace the full results (latest.json, latest.md, docs/benchmarks.md's table).
     process.stdout.write(writeResults(report, SUBSET_RESULTS_FILE));
     progress(`written to ${path.relative(process.cwd(), SUBSET_RESULTS_FILE)}`);
     return;

@@ -6,13 +6,14 @@ import { expect } from 'chai';
 import {
   BENCH_END,
   BENCH_START,
-  README_FILE,
+  BENCHMARKS_PAGE,
+  RESULTS_DIR,
   archiveStamp,
   describeTemporal,
   markdownTable,
   renderMarkdown,
   renderReportBody,
-  replaceReadmeBlock,
+  replaceBenchBlock,
   reportProblems,
   writeReportFiles,
   type BenchReport,
@@ -240,39 +241,39 @@ describe('benchmark report (bench/report.ts)', () => {
     expect(rows[3]).to.deep.equal(['', 'latency p99 (ms)', '612', 'n/a', 'n/a', '']);
   });
 
-  it('lays tables out as Prettier does, so the README stays formatted', async () => {
+  it('lays tables out as Prettier does, so docs/benchmarks.md stays formatted', async () => {
     const prettier = await import('prettier');
-    const options = { ...(await prettier.resolveConfig(README_FILE)), parser: 'markdown' };
+    const options = { ...(await prettier.resolveConfig(BENCHMARKS_PAGE)), parser: 'markdown' };
     const markdown = renderMarkdown(fixture());
     expect(await prettier.format(markdown, options)).to.equal(markdown);
     const table = markdownTable(['a', 'b'], [['x | y', '1']], ['left', 'right']);
     expect(await prettier.format(`${table}\n`, options)).to.equal(`${table}\n`);
   });
 
-  it('replaces only the README block between the markers, idempotently', () => {
-    const readme = `# Title\n\n## Performance\n\nText.\n\n${BENCH_START}\n\nold table\n\n${BENCH_END}\n\n## Next\n`;
-    const once = replaceReadmeBlock(readme, 'new table');
+  it('replaces only the block between the markers, idempotently', () => {
+    const page = `# Title\n\n## Performance\n\nText.\n\n${BENCH_START}\n\nold table\n\n${BENCH_END}\n\n## Next\n`;
+    const once = replaceBenchBlock(page, 'new table');
     expect(once).to.equal(
       `# Title\n\n## Performance\n\nText.\n\n${BENCH_START}\n\nnew table\n\n${BENCH_END}\n\n## Next\n`,
     );
-    expect(replaceReadmeBlock(once, 'new table')).to.equal(once);
-    expect(() => replaceReadmeBlock('# Title\n', 'x')).to.throw(/bench:start/);
-    expect(() => replaceReadmeBlock(`${BENCH_END}\n${BENCH_START}\n`, 'x')).to.throw(/exactly one/);
-    expect(() => replaceReadmeBlock(`${BENCH_START}${BENCH_START}${BENCH_END}`, 'x')).to.throw(/exactly one/);
+    expect(replaceBenchBlock(once, 'new table')).to.equal(once);
+    expect(() => replaceBenchBlock('# Title\n', 'x')).to.throw(/bench:start/);
+    expect(() => replaceBenchBlock(`${BENCH_END}\n${BENCH_START}\n`, 'x')).to.throw(/exactly one/);
+    expect(() => replaceBenchBlock(`${BENCH_START}${BENCH_START}${BENCH_END}`, 'x')).to.throw(/exactly one/);
   });
 
-  it('writes latest.md, the dated copies only when asked, and the README block', () => {
+  it('writes latest.md, the dated copies only when asked, and the block of the benchmarks page', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-report-'));
     try {
-      const readmeFile = path.join(dir, 'README.md');
-      fs.writeFileSync(readmeFile, `# R\n\n${BENCH_START}\n${BENCH_END}\n`);
+      const pageFile = path.join(dir, 'benchmarks.md');
+      fs.writeFileSync(pageFile, `# R\n\n${BENCH_START}\n${BENCH_END}\n`);
       const report = fixture();
-      const written = writeReportFiles(report, { resultsDir: dir, readmeFile, archive: false });
-      expect(written.map((file) => path.basename(file))).to.deep.equal(['latest.md', 'README.md']);
+      const written = writeReportFiles(report, { resultsDir: dir, pageFile, archive: false });
+      expect(written.map((file) => path.basename(file))).to.deep.equal(['latest.md', 'benchmarks.md']);
       expect(fs.readFileSync(path.join(dir, 'latest.md'), 'utf8')).to.equal(renderMarkdown(report));
-      expect(fs.readFileSync(readmeFile, 'utf8')).to.include(renderReportBody(report));
+      expect(fs.readFileSync(pageFile, 'utf8')).to.include(renderReportBody(report));
 
-      const again = writeReportFiles(report, { resultsDir: dir, readmeFile, archive: true });
+      const again = writeReportFiles(report, { resultsDir: dir, pageFile, archive: true });
       expect(again.map((file) => path.basename(file))).to.deep.equal([
         'latest.md',
         '2026-11-21T22-04-24Z.json',
@@ -285,6 +286,12 @@ describe('benchmark report (bench/report.ts)', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('docs/benchmarks.md holds the block that bench/results/latest.json renders (npm run bench:report)', () => {
+    const report = JSON.parse(fs.readFileSync(path.join(RESULTS_DIR, 'latest.json'), 'utf8')) as BenchReport;
+    const page = fs.readFileSync(BENCHMARKS_PAGE, 'utf8');
+    expect(replaceBenchBlock(page, renderReportBody(report)), 'run `npm run bench:report`').to.equal(page);
   });
 
   it('names dated copies after the run, safely for every file system', () => {
