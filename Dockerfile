@@ -7,7 +7,7 @@
 # x86_64/aarch64-unknown-linux-gnu only. Node 22 LTS; any Node >= 20.19 works (package.json engines).
 ARG NODE_IMAGE=node:22-trixie-slim
 
-# --- build: every dependency, then tsc and the workflow bundle (`npm run build` writes dist/) ---
+# --- build: every dependency, then tsc, the workflow bundle and the console (`npm run build` writes dist/) ---
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -20,6 +20,7 @@ COPY scripts ./scripts
 COPY core ./core
 COPY src ./src
 COPY workers ./workers
+COPY console ./console
 RUN npm run build
 
 # --- production-dependencies: runtime packages only (@temporalio/testing included: it is a dependency) ---
@@ -48,6 +49,8 @@ COPY migrations ./migrations
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/workers ./dist/workers
 COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js
+# The web console's files (Vite's build), served by the API at /.
+COPY --from=build /app/dist/console ./dist/console
 # Every process creates DATA_DIR (./.data) at start, even with DATABASE_URL set; the code stays root-owned.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

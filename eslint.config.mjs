@@ -60,6 +60,12 @@ export default tseslint.config(
               message: 'Activities reach the database through src/store and the network through src/net.',
             },
             {
+              target: './console',
+              from: ['./src', './workers', './core', './test', './bench', './scripts'],
+              message:
+                'The console talks to the service over HTTP only: @switchyard/client and its own code.',
+            },
+            {
               // The all-in-one runtime starts the worker beside the API; nothing else of the API may.
               target: './src/**/!(runtime).ts',
               from: './workers',
@@ -98,6 +104,31 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // The console runs in browsers: no Node built-ins (console/tsconfig.json has the DOM library only).
+    files: ['console/src/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'The console runs in browsers.' })),
+          patterns: [
+            {
+              regex: '^@switchyard/client(?!/browser$)',
+              message: 'Import @switchyard/client/browser: the main entry needs Node.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Vite's configuration runs in Node, type-checked by its own project.
+    files: ['console/vite.config.mts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: './console/tsconfig.node.json' },
     },
   },
   {

@@ -14,6 +14,7 @@ import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
 import { webhookRoutes } from './api/webhooks';
 import { consoleSessionRoutes } from './console/session-routes';
+import { serveConsole } from './console/static';
 import { workflowRoutes } from './api/workflows';
 import { registerApiReference } from './http/api-reference';
 import { Authenticator } from './http/auth';
@@ -79,6 +80,8 @@ export function createApp(services: Services): Koa {
     }
     if (ctx.status === 404) throw new AppError(404, 'not_found', `No route ${ctx.method} ${ctx.path}.`);
   });
+  // The web console (dist/console): its files, and index.html for browser navigations no route answers.
+  app.use(serveConsole());
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -22,6 +22,9 @@ export const toolsDirectory = path.join(projectRoot, '.tools');
  */
 export const workflowBundlePath = path.join(__dirname, '..', 'workflow-bundle.js');
 
+/** The workspace console `npm run build` writes beside the compiled code (dist/console; src/console/static.ts). */
+export const consoleDirectory = path.join(__dirname, '..', 'console');
+
 /** The version in package.json (shown in the OpenAPI document and logs). */
 export const projectVersion = (
   JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
-import { migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
+import { consoleDirectory, migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
 import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 
@@ -492,6 +492,7 @@ describe('docker-compose.yml and Dockerfile', () => {
       'dist/src/api-main.js',
       'dist/workers/main.js',
       path.relative(projectRoot, workflowBundlePath),
+      path.relative(projectRoot, consoleDirectory),
     ]) {
       it(`copies ${file} to where the service looks for it`, () => {
         const copy = runtimeCopyOf(file);

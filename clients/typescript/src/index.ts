@@ -1,6 +1,7 @@
 /** @switchyard/client: a typed client for the Switchyard API. See README.md. */
 export {
   SwitchyardClient,
+  SwitchyardApiClient,
   createSwitchyardClient,
   FINAL_EXECUTION_STATUSES,
   type SwitchyardClientOptions,

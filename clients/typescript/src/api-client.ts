@@ -1,0 +1,257 @@
+/**
+ * The Switchyard API client without inbound-hook signing: the generated openapi-fetch client (`raw`, every
+ * operation typed from the OpenAPI document) plus one method per operation that returns the body or throws
+ * `SwitchyardError`, lists as async iterables, idempotent triggers, retries of 429/503, and waiting for an
+ * execution to finish. It imports no Node built-in, so browsers load it too (`@switchyard/client/browser`);
+ * `SwitchyardClient` (client.ts) adds `hooks`, which signs with node:crypto.
+ */
+import createClient, { type Client } from 'openapi-fetch';
+import { ExecutionWaitTimeoutError, SwitchyardError } from './errors';
+import { PageIterator, type Page } from './pagination';
+import { randomUuid } from './random-id';
+import { delay, retryingFetch, type RetryOptions } from './retry';
+import type { components, operations, paths } from './generated/schema';
+
+export type Schemas = components['schemas'];
+export type WorkflowDefinition = Schemas['WorkflowDefinition'];
+export type Workflow = Schemas['Workflow'];
+export type WorkflowListItem = Schemas['WorkflowListItem'];
+export type Execution = Schemas['Execution'];
+export type ExecutionSummary = Schemas['ExecutionSummary'];
+export type ExecutionStatus = Execution['status'];
+export type Step = Schemas['Step'];
+export type Accepted = Schemas['Accepted'];
+export type RetryAccepted = Schemas['RetryAccepted'];
+export type WebhookEndpoint = Schemas['WebhookEndpoint'];
+export type CreatedWebhookEndpoint = Schemas['CreatedWebhookEndpoint'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type Secret = Schemas['Secret'];
+export type ApiKey = Schemas['ApiKey'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
+
+type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
+  ? NonNullable<Q>
+  : never;
+type BodyOf<K extends keyof operations> = operations[K] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+/** A list's filters, without the cursor (the iterator keeps it). */
+type ListQuery<K extends keyof operations> = Omit<QueryOf<K>, 'cursor'>;
+
+/** Statuses an execution does not leave. */
+export const FINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
+  'success',
+  'failed',
+  'canceled',
+  'terminated',
+  'timed_out',
+];
+
+export interface SwitchyardClientOptions {
+  /** Where the service listens, without `/v1`: `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** An API key (`sk_...`), sent as `Authorization: Bearer`. Optional for inbound hooks only. */
+  apiKey?: string;
+  /** Retries of 429 and 503 answers (`{ maxRetries: 0 }` turns them off). */
+  retry?: RetryOptions;
+  /** Headers sent with every request. */
+  headers?: Record<string, string>;
+  /** A fetch of your own (proxies, tests, a browser's credentials); defaults to the global fetch. */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+export interface TriggerOptions {
+  /**
+   * The same key (per workflow, for 24 h) answers the same `execution_id` and starts nothing new. When
+   * omitted the client sends a random one, so its own retries never start a second run.
+   */
+  idempotencyKey?: string;
+  /** Run this version instead of the latest. */
+  version?: number;
+}
+
+export interface WaitOptions {
+  /**
+   * Give up (throwing `ExecutionWaitTimeoutError`) after this long.
+   * @default 60000
+   */
+  timeoutMs?: number;
+  /**
+   * Time between two reads of the execution.
+   * @default 500
+   */
+  intervalMs?: number;
+  /**
+   * Statuses to stop at; add `'waiting'` to stop at a pending approval.
+   * @default FINAL_EXECUTION_STATUSES
+   */
+  until?: readonly ExecutionStatus[];
+  signal?: AbortSignal;
+}
+
+/** Throws the answer's `SwitchyardError` unless it is a 2xx; returns the body. */
+export async function unwrap<T>(
+  call: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw SwitchyardError.fromResponse(response, error);
+  return data as T;
+}
+
+export class SwitchyardApiClient {
+  /** The generated client, for anything the methods below do not cover: `client.raw.GET('/v1/...', ...)`. */
+  readonly raw: Client<paths>;
+
+  constructor(options: SwitchyardClientOptions) {
+    const fetchImpl = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    this.raw = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ''),
+      headers: {
+        ...options.headers,
+        ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}),
+      },
+      fetch: retryingFetch(fetchImpl, options.retry),
+    });
+  }
+
+  readonly workflows = {
+    list: (query: ListQuery<'listWorkflows'> = {}): PageIterator<WorkflowListItem> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/workflows', { params: { query: { ...query, cursor } } })),
+      ),
+    /** `?version=N` reads an older version. */
+    get: (id: string, options: { version?: number } = {}): Promise<Workflow> =>
+      unwrap(this.raw.GET('/v1/workflows/{id}', { params: { path: { id }, query: options } })),
+    /** Version 1; a webhook trigger's `hook_secret` is in this answer only. */
+    create: (definition: WorkflowDefinition): Promise<Workflow> =>
+      unwrap(this.raw.POST('/v1/workflows', { body: definition })),
+    /** Saves a new version. */
+    update: (id: string, definition: WorkflowDefinition): Promise<Workflow> =>
+      unwrap(this.raw.PUT('/v1/workflows/{id}', { params: { path: { id } }, body: definition })),
+    delete: (id: string): Promise<void> =>
+      unwrap(this.raw.DELETE('/v1/workflows/{id}', { params: { path: { id } } })),
+    trigger: (
+      id: string,
+      input: Record<string, unknown> = {},
+      options: TriggerOptions = {},
+    ): Promise<Accepted> =>
+      unwrap(
+        this.raw.POST('/v1/workflows/{id}/trigger', {
+          params: {
+            path: { id },
+            query: options.version !== undefined ? { version: options.version } : {},
+            header: { 'Idempotency-Key': options.idempotencyKey ?? randomUuid() },
+          },
+          body: input,
+        }),
+      ),
+    rotateHookSecret: (id: string): Promise<Schemas['HookSecret']> =>
+      unwrap(this.raw.POST('/v1/workflows/{id}/hook-secret', { params: { path: { id } } })),
+  };
+
+  readonly executions = {
+    list: (query: ListQuery<'listExecutions'> = {}): PageIterator<ExecutionSummary> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/executions', { params: { query: { ...query, cursor } } })),
+      ),
+    get: (id: string): Promise<Execution> =>
+      unwrap(this.raw.GET('/v1/executions/{id}', { params: { path: { id } } })),
+    /** Starts again at the failed step; `input` corrects the input of that step and later ones. */
+    retry: (id: string, body: BodyOf<'retryExecution'> = {}): Promise<RetryAccepted> =>
+      unwrap(this.raw.POST('/v1/executions/{id}/retry', { params: { path: { id } }, body })),
+    cancel: (id: string): Promise<Accepted> =>
+      unwrap(this.raw.POST('/v1/executions/{id}/cancel', { params: { path: { id } } })),
+    approve: (id: string, stepId: string, body: BodyOf<'approveStep'> = {}): Promise<Step> =>
+      unwrap(
+        this.raw.POST('/v1/executions/{id}/steps/{step_id}/approve', {
+          params: { path: { id, step_id: stepId } },
+          body,
+        }),
+      ),
+    reject: (id: string, stepId: string, body: BodyOf<'rejectStep'> = {}): Promise<Step> =>
+      unwrap(
+        this.raw.POST('/v1/executions/{id}/steps/{step_id}/reject', {
+          params: { path: { id, step_id: stepId } },
+          body,
+        }),
+      ),
+    wait: (id: string, options?: WaitOptions): Promise<Execution> => this.waitForExecution(id, options),
+  };
+
+  readonly webhooks = {
+    /** The `secret` (to verify deliveries with) is in this answer only. */
+    create: (body: BodyOf<'createWebhook'>): Promise<CreatedWebhookEndpoint> =>
+      unwrap(this.raw.POST('/v1/webhooks', { body })),
+    list: (query: ListQuery<'listWebhooks'> = {}): PageIterator<WebhookEndpoint> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/webhooks', { params: { query: { ...query, cursor } } })),
+      ),
+    get: (id: string): Promise<WebhookEndpoint> =>
+      unwrap(this.raw.GET('/v1/webhooks/{id}', { params: { path: { id } } })),
+    delete: (id: string): Promise<void> =>
+      unwrap(this.raw.DELETE('/v1/webhooks/{id}', { params: { path: { id } } })),
+    /** Newest first. */
+    deliveries: (id: string, query: ListQuery<'listWebhookDeliveries'> = {}): PageIterator<WebhookDelivery> =>
+      new PageIterator((cursor) =>
+        unwrap(
+          this.raw.GET('/v1/webhooks/{id}/deliveries', {
+            params: { path: { id }, query: { ...query, cursor } },
+          }),
+        ),
+      ),
+    redeliver: (id: string, deliveryId: string) =>
+      unwrap(
+        this.raw.POST('/v1/webhooks/{id}/deliveries/{delivery_id}/retry', {
+          params: { path: { id, delivery_id: deliveryId } },
+        }),
+      ),
+  };
+
+  readonly secrets = {
+    /** Names and dates only: values never leave the service. */
+    list: (query: ListQuery<'listSecrets'> = {}): PageIterator<Secret> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/secrets', { params: { query: { ...query, cursor } } })),
+      ),
+    put: (name: string, value: string): Promise<void> =>
+      unwrap(this.raw.PUT('/v1/secrets/{name}', { params: { path: { name } }, body: { value } })),
+    delete: (name: string): Promise<void> =>
+      unwrap(this.raw.DELETE('/v1/secrets/{name}', { params: { path: { name } } })),
+  };
+
+  readonly apiKeys = {
+    /** The `key` is in this answer only. */
+    create: (body: BodyOf<'createApiKey'>): Promise<CreatedApiKey> =>
+      unwrap(this.raw.POST('/v1/api-keys', { body })),
+    list: (query: ListQuery<'listApiKeys'> = {}): PageIterator<ApiKey> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/api-keys', { params: { query: { ...query, cursor } } })),
+      ),
+    revoke: (id: string): Promise<void> =>
+      unwrap(this.raw.DELETE('/v1/api-keys/{id}', { params: { path: { id } } })),
+  };
+
+  /**
+   * Reads the execution until its status is final (or one of `until`), and returns it with its steps.
+   * Throws `ExecutionWaitTimeoutError` after `timeoutMs`; the execution itself goes on.
+   */
+  async waitForExecution(id: string, options: WaitOptions = {}): Promise<Execution> {
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const intervalMs = options.intervalMs ?? 500;
+    const until = options.until ?? FINAL_EXECUTION_STATUSES;
+    const deadline = Date.now() + timeoutMs;
+    let last: Execution | undefined;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      last = await this.executions.get(id);
+      if (until.includes(last.status)) return last;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new ExecutionWaitTimeoutError(id, last.status, timeoutMs);
+      await delay(Math.min(intervalMs, left), options.signal);
+    }
+  }
+}
+
+export type { Page };

@@ -1,0 +1,39 @@
+/**
+ * @switchyard/client/browser: the client for web pages (the workspace console). Everything of the main
+ * entry but what needs Node: inbound-hook signing (node:crypto) and webhook verification, which belong
+ * on servers anyway. `SwitchyardApiClient` is `SwitchyardClient` without `hooks`.
+ */
+export {
+  SwitchyardApiClient,
+  FINAL_EXECUTION_STATUSES,
+  type SwitchyardClientOptions,
+  type TriggerOptions,
+  type WaitOptions,
+  type Schemas,
+  type WorkflowDefinition,
+  type Workflow,
+  type WorkflowListItem,
+  type Execution,
+  type ExecutionSummary,
+  type ExecutionStatus,
+  type Step,
+  type Accepted,
+  type RetryAccepted,
+  type WebhookEndpoint,
+  type CreatedWebhookEndpoint,
+  type WebhookDelivery,
+  type Secret,
+  type ApiKey,
+  type CreatedApiKey,
+} from './api-client';
+export {
+  SwitchyardError,
+  ExecutionWaitTimeoutError,
+  parseRetryAfter,
+  type ErrorCode,
+  type ErrorDetail,
+  type SwitchyardErrorCode,
+} from './errors';
+export { PageIterator, type Page } from './pagination';
+export { retryingFetch, type RetryOptions } from './retry';
+export type { paths, components, operations } from './generated/schema';

@@ -1,0 +1,481 @@
+/**
+ * One run: its header, error, the actions the key may take, and its steps on a timeline with their
+ * input and output. Read again every 2 s while it runs or waits.
+ */
+import type { Execution, Step } from '@switchyard/client/browser';
+import { useState } from 'preact/hooks';
+import { Link } from 'wouter-preact';
+import { api } from '../api';
+import { ConfirmDialog } from '../components/dialog';
+import { ErrorNotice, Loading, Success } from '../components/feedback';
+import { JsonView } from '../components/json-view';
+import { StatusBadge } from '../components/status';
+import { TimelineAxis, TimelineBar, timelineWindow } from '../components/timeline';
+import { formatDuration, formatJson, formatTime } from '../format';
+import { useCan, useSession } from '../session';
+import { useAsync, useInterval } from '../use-async';
+import { validateInput, type InputProblem } from '../validate-input';
+
+const ACTIVE = new Set(['running', 'waiting']);
+
+export function ExecutionPage({ id }: { id: string }) {
+  const session = useSession();
+  const canWrite = useCan('write');
+  const execution = useAsync(() => api.executions.get(id), [id]);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
+  // After an action, the run is read again for a while even when its status is final: a retried run
+  // shows 'failed' until Temporal has reset it.
+  const [followUntil, setFollowUntil] = useState(0);
+  const run = execution.data;
+  const follow = run !== undefined && (ACTIVE.has(run.status) || Date.now() < followUntil);
+  useInterval(() => void execution.reload(), 1000, follow);
+
+  const done = async (message: string) => {
+    setNotice(message);
+    setFollowUntil(Date.now() + 15_000);
+    await execution.reload();
+  };
+
+  if (!run) {
+    return (
+      <section>
+        <h1>Run {id}</h1>
+        <ErrorNotice error={execution.error} title="Could not read this run" />
+        {execution.loading && <Loading label="Loading the run…" />}
+      </section>
+    );
+  }
+
+  const temporalUrl = session.temporal.ui_url
+    ? `${session.temporal.ui_url}/namespaces/${encodeURIComponent(session.temporal.namespace)}/workflows/${encodeURIComponent(run.execution_id)}`
+    : undefined;
+
+  return (
+    <section aria-labelledby="run-title">
+      <nav aria-label="Breadcrumb" class="breadcrumb">
+        <Link href="/">Runs</Link> / <span class="mono">{run.execution_id}</span>
+      </nav>
+      <div class="page-head">
+        <h1 id="run-title">
+          Run <span class="mono">{run.execution_id}</span>
+        </h1>
+        <StatusBadge status={run.status} />
+      </div>
+      <dl class="facts">
+        <div>
+          <dt>Workflow</dt>
+          <dd>
+            <Link href={`/workflows/${encodeURIComponent(run.workflow)}?version=${run.workflow_version}`}>
+              {run.workflow}
+            </Link>{' '}
+            <span class="hint">version {run.workflow_version}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Trigger</dt>
+          <dd>{run.trigger.type}</dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>{formatTime(run.started_at)}</dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>{formatTime(run.finished_at)}</dd>
+        </div>
+        <div>
+          <dt>Duration</dt>
+          <dd>{formatDuration(run.duration_ms)}</dd>
+        </div>
+        {temporalUrl && (
+          <div>
+            <dt>Temporal</dt>
+            <dd>
+              <a href={temporalUrl} target="_blank" rel="noopener noreferrer">
+                Open in Temporal UI
+              </a>
+            </dd>
+          </div>
+        )}
+      </dl>
+      {run.error && (
+        <div class="notice notice-error" data-testid="run-error">
+          <p class="notice-title">
+            {run.error.step ? (
+              <>
+                Step <code>{run.error.step}</code> failed
+              </>
+            ) : (
+              'The run failed'
+            )}{' '}
+            with <code>{run.error.code}</code>
+          </p>
+          <p class="notice-message">{run.error.message}</p>
+        </div>
+      )}
+      <ErrorNotice error={execution.error} title="Could not refresh this run" />
+      {notice && <Success>{notice}</Success>}
+      {canWrite && <RunActions run={run} onDone={done} />}
+      {run.steps
+        .filter((step) => step.kind === 'approval' && step.status === 'waiting')
+        .map((step) => (
+          <Approval key={step.id} run={run} step={step} canWrite={canWrite} onDone={done} />
+        ))}
+      <Steps run={run} />
+    </section>
+  );
+}
+
+function RunActions({ run, onDone }: { run: Execution; onDone: (message: string) => Promise<void> }) {
+  const [confirmCancel, setConfirmCancel] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const [retrying, setRetrying] = useState(false);
+
+  const cancel = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.executions.cancel(run.execution_id);
+      setConfirmCancel(false);
+      await onDone('Cancellation requested.');
+    } catch (caught) {
+      setConfirmCancel(false);
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (run.status !== 'failed' && !ACTIVE.has(run.status)) return null;
+  return (
+    <div class="panel" aria-label="Actions" role="region">
+      <div class="actions">
+        {run.status === 'failed' && !retrying && (
+          <button type="button" class="primary" onClick={() => setRetrying(true)}>
+            Retry from the failed step…
+          </button>
+        )}
+        {ACTIVE.has(run.status) && (
+          <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
+            Cancel run
+          </button>
+        )}
+      </div>
+      <ErrorNotice error={error} title="The action failed" />
+      {retrying && run.status === 'failed' && (
+        <RetryEditor
+          run={run}
+          onClose={() => setRetrying(false)}
+          onDone={async (message) => {
+            setRetrying(false);
+            await onDone(message);
+          }}
+        />
+      )}
+      <ConfirmDialog
+        open={confirmCancel}
+        title="Cancel this run?"
+        confirmLabel="Cancel run"
+        danger
+        busy={busy}
+        onConfirm={() => void cancel()}
+        onCancel={() => setConfirmCancel(false)}
+      >
+        <p>
+          Run <span class="mono">{run.execution_id}</span> stops; its steps that have not finished are
+          canceled.
+        </p>
+      </ConfirmDialog>
+    </div>
+  );
+}
+
+/** The run's input (the trigger step's), to correct before retrying; checked against the run's version. */
+function RetryEditor({
+  run,
+  onClose,
+  onDone,
+}: {
+  run: Execution;
+  onClose: () => void;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const original = run.steps.find((step) => step.kind === 'trigger')?.input ?? {};
+  const [text, setText] = useState(formatJson(original));
+  const [problems, setProblems] = useState<InputProblem[]>([]);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setProblems([]);
+    try {
+      let input: unknown;
+      try {
+        input = JSON.parse(text);
+      } catch (caught) {
+        setProblems([{ path: '/', message: `is not JSON: ${(caught as Error).message}` }]);
+        return;
+      }
+      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+        setProblems([{ path: '/', message: 'must be a JSON object' }]);
+        return;
+      }
+      const workflow = await api.workflows.get(run.workflow, { version: run.workflow_version });
+      const found = await validateInput(workflow.input_schema, input);
+      if (found.length > 0) {
+        setProblems(found);
+        return;
+      }
+      const unchanged = JSON.stringify(input) === JSON.stringify(original);
+      const accepted = await api.executions.retry(
+        run.execution_id,
+        unchanged ? {} : { input: input as Record<string, unknown> },
+      );
+      await onDone(
+        `Retrying from step ${accepted.retried_from_step}${unchanged ? '' : ' with the corrected input'}.`,
+      );
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form class="editor" onSubmit={(event) => void submit(event)} aria-labelledby="retry-title">
+      <h2 id="retry-title">Retry from the failed step</h2>
+      <label for="retry-input">
+        Run input (JSON), checked against the workflow's input schema before sending
+      </label>
+      <textarea
+        id="retry-input"
+        rows={Math.min(20, Math.max(6, text.split('\n').length + 1))}
+        spellcheck={false}
+        value={text}
+        onInput={(event) => setText(event.currentTarget.value)}
+        aria-invalid={problems.length > 0}
+        aria-describedby={problems.length > 0 ? 'retry-problems' : undefined}
+      />
+      {problems.length > 0 && (
+        <div class="notice notice-error" id="retry-problems" role="alert">
+          <p class="notice-title">The input does not match the workflow's input schema</p>
+          <ul class="notice-details">
+            {problems.map((p) => (
+              <li key={`${p.path}:${p.message}`}>
+                <code>{p.path}</code> {p.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      <ErrorNotice error={error} title="Retry failed" />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? 'Retrying…' : 'Retry'}
+        </button>
+        <button type="button" onClick={onClose} disabled={busy}>
+          Close
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Steps({ run }: { run: Execution }) {
+  const now = Date.now();
+  const window = timelineWindow(run, now);
+  const [open, setOpen] = useState<ReadonlySet<string>>(
+    () => new Set(run.error?.step ? [run.error.step] : []),
+  );
+  const toggle = (stepId: string) =>
+    setOpen((current) => {
+      const next = new Set(current);
+      if (next.has(stepId)) next.delete(stepId);
+      else next.add(stepId);
+      return next;
+    });
+
+  return (
+    <section class="steps" aria-labelledby="steps-title">
+      <h2 id="steps-title">
+        Steps <span class="hint">({run.steps.length})</span>
+      </h2>
+      <div class="timeline" role="list" aria-label="Steps on a time axis" data-testid="timeline">
+        <div class="timeline-head" aria-hidden="true">
+          <span>Step</span>
+          <span>Status</span>
+          <span>Attempts</span>
+          <span>Duration</span>
+          <TimelineAxis window={window} />
+        </div>
+        {run.steps.map((step) => (
+          <StepRow
+            key={step.id}
+            step={step}
+            window={window}
+            now={now}
+            open={open.has(step.id)}
+            onToggle={() => toggle(step.id)}
+          />
+        ))}
+      </div>
+    </section>
+  );
+}
+
+function StepRow({
+  step,
+  window,
+  now,
+  open,
+  onToggle,
+}: {
+  step: Step;
+  window: ReturnType<typeof timelineWindow>;
+  now: number;
+  open: boolean;
+  onToggle: () => void;
+}) {
+  const panelId = `step-${step.id}`;
+  return (
+    <div class={`step-row${open ? ' open' : ''}`} role="listitem" data-testid="step" data-step={step.id}>
+      <div class="step-line">
+        <button
+          type="button"
+          class="step-name"
+          aria-expanded={open}
+          aria-controls={panelId}
+          onClick={onToggle}
+        >
+          <span class="chevron" aria-hidden="true" />
+          {step.name || step.id} <span class="hint">{step.kind}</span>
+        </button>
+        <StatusBadge status={step.status} />
+        <span class="attempts" title="Attempts">
+          <span class="sr-only">Attempts: </span>
+          {step.attempts > 0 ? `×${step.attempts}` : '–'}
+        </span>
+        <span class="duration">
+          <span class="sr-only">Duration: </span>
+          {formatDuration(step.duration_ms)}
+        </span>
+        <TimelineBar step={step} window={window} now={now} />
+      </div>
+      {open && (
+        <div class="step-detail" id={panelId}>
+          <dl class="facts small">
+            <div>
+              <dt>Started</dt>
+              <dd>{formatTime(step.started_at)}</dd>
+            </div>
+            <div>
+              <dt>Finished</dt>
+              <dd>{formatTime(step.finished_at)}</dd>
+            </div>
+            <div>
+              <dt>Attempts</dt>
+              <dd>{step.attempts}</dd>
+            </div>
+            {step.next_attempt_at && (
+              <div>
+                <dt>Next attempt</dt>
+                <dd>{formatTime(step.next_attempt_at)}</dd>
+              </div>
+            )}
+          </dl>
+          {step.error && (
+            <div class="notice notice-error">
+              <p class="notice-title">
+                <code>{step.error.code}</code>
+              </p>
+              <p class="notice-message">{step.error.message}</p>
+            </div>
+          )}
+          <div class="io">
+            <div>
+              <h3>Input</h3>
+              <JsonView value={step.input} label={`Input of step ${step.id}`} />
+            </div>
+            <div>
+              <h3>Output</h3>
+              <JsonView value={step.output} label={`Output of step ${step.id}`} />
+            </div>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** A waiting approval step: its message, and (for a key that may write) approve or reject with a comment. */
+function Approval({
+  run,
+  step,
+  canWrite,
+  onDone,
+}: {
+  run: Execution;
+  step: Step;
+  canWrite: boolean;
+  onDone: (message: string) => Promise<void>;
+}) {
+  const [comment, setComment] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const inputId = `comment-${step.id}`;
+
+  const decide = async (decision: 'approve' | 'reject') => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = comment.trim() ? { comment: comment.trim() } : {};
+      if (decision === 'approve') await api.executions.approve(run.execution_id, step.id, body);
+      else await api.executions.reject(run.execution_id, step.id, body);
+      await onDone(`Step ${step.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const message = approvalMessage(step);
+  return (
+    <form class="panel approval" onSubmit={(e) => e.preventDefault()} aria-labelledby={`${inputId}-title`}>
+      <h2 id={`${inputId}-title`}>
+        Step <code>{step.id}</code> waits for a decision
+      </h2>
+      {message && <p class="approval-message">{message}</p>}
+      {!canWrite && <p class="hint">Your key may read only: someone with a write key decides.</p>}
+      {canWrite && (
+        <>
+          <label for={inputId}>Comment (kept in the step's output)</label>
+          <textarea
+            id={inputId}
+            rows={2}
+            value={comment}
+            onInput={(e) => setComment(e.currentTarget.value)}
+          />
+          <ErrorNotice error={error} title="The decision failed" />
+          <div class="actions">
+            <button type="button" class="primary" disabled={busy} onClick={() => void decide('approve')}>
+              Approve
+            </button>
+            <button type="button" class="danger" disabled={busy} onClick={() => void decide('reject')}>
+              Reject
+            </button>
+          </div>
+        </>
+      )}
+    </form>
+  );
+}
+
+function approvalMessage(step: Step): string | undefined {
+  const input = step.input as { message?: unknown } | null;
+  return input && typeof input === 'object' && typeof input.message === 'string' ? input.message : undefined;
+}
