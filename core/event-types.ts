@@ -1,4 +1,7 @@
-/** Execution events (CONTRACT §6): what the execution workflow emits and delivery workflows carry. */
+/**
+ * Execution events (docs/webhooks.md#events-and-payload): what the execution workflow emits and delivery
+ * workflows carry.
+ */
 import type { ExecutionError } from './execution-types';
 
 export const EVENT_KINDS = [

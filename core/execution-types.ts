@@ -31,8 +31,8 @@ export interface ExecutionInput {
 }
 
 /**
- * Where a retry run starts (CONTRACT §5 retry): the failed run's steps before the failed one, as they
- * were recorded (not run again), and the step to start from.
+ * Where a retry run starts (docs/api.md#retry-from-the-failed-step): the failed run's steps before the failed
+ * one, as they were recorded (not run again), and the step to start from.
  */
 export interface ResumePoint {
   from_step: string;
@@ -44,7 +44,7 @@ export interface ResumePoint {
   original_input?: unknown;
 }
 
-/** What the execution shows for one step; `input` and `output` as CONTRACT §5 describes them. */
+/** What the execution shows for one step; `input` and `output` as docs/api.md#executions describes them. */
 export interface StepRecord {
   id: string;
   status: 'success' | 'skipped' | 'failed' | 'waiting' | 'running';
@@ -110,7 +110,7 @@ export interface ExecutionError {
   message: string;
 }
 
-/** Evaluation context of expressions and templates (CONTRACT §4). */
+/** Evaluation context of expressions and templates (docs/definitions.md#expressions-and-templates). */
 export interface ExpressionContext {
   input: unknown;
   steps: Record<string, { output: unknown; status: string }>;

@@ -1,7 +1,7 @@
 /**
- * Custom search attributes set on every execution (CONTRACT §10), so that Temporal UI and
- * `temporal workflow list --query` find runs by workspace, workflow, version and trigger.
- * Registered on the namespace at start; the README lists them.
+ * Custom search attributes set on every execution (docs/operations.md#search-attributes), so that Temporal UI
+ * and `temporal workflow list --query` find runs by workspace, workflow, version and trigger. Registered on
+ * the namespace at start; docs/operations.md#search-attributes lists them.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 

@@ -1,4 +1,7 @@
-/** What a step's `retry` and `timeout` mean when the definition leaves them out (CONTRACT §4, §10). */
+/**
+ * What a step's `retry` and `timeout` mean when the definition leaves them out
+ * (docs/definitions.md#conditions-retries-and-timeouts).
+ */
 import type { Step } from './definitions/schema';
 
 /** Time limit of one attempt when the step sets no `timeout`. */

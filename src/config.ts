@@ -1,6 +1,6 @@
 /**
  * Configuration: one zod schema over the environment, parsed once at start, failing fast with every
- * problem listed. Every variable is documented in the README's configuration table.
+ * problem listed. Every variable is documented in docs/configuration.md (test/unit/docs.test.ts checks it).
  */
 import path from 'node:path';
 import { z } from 'zod';
@@ -117,9 +117,12 @@ export interface Config {
   triggerBacklog: number;
   /** How long a trigger waits for its turn before it is refused (429). */
   triggerMaxWaitMs: number;
-  /** How much work one worker process takes on at once (README, Performance). */
+  /** How much work one worker process takes on at once (docs/benchmarks.md#worker-settings). */
   worker: WorkerTuning;
-  /** Worker Deployment Versioning (README, Deploys); undefined: the worker polls unversioned. */
+  /**
+   * Worker Deployment Versioning (docs/operations.md#deploys-worker-builds-and-versioning); undefined: the
+   * worker polls unversioned.
+   */
   workerVersioning: WorkerVersioning | undefined;
   /** The web console's sign-in: how long a session lasts, and whether its cookie is Secure (undefined: when the request came over TLS). */
   console: { sessionTtlMs: number; secureCookie: boolean | undefined };

@@ -1,5 +1,5 @@
 /**
- * Typed errors of the public contract (CONTRACT §2). Everything the API answers with a non-2xx status
+ * Typed errors of the public API (docs/api.md#errors). Everything the API answers with a non-2xx status
  * is an AppError by the time it reaches the error middleware, which is the one place that renders them.
  */
 
@@ -7,7 +7,7 @@ import type { ErrorDetail } from '../core/error-detail';
 
 export type { ErrorDetail };
 
-/** Every error code the API answers with (CONTRACT §2); the OpenAPI document lists them as an enum. */
+/** Every error code the API answers with (docs/api.md#errors); the OpenAPI document lists them as an enum. */
 export const ERROR_CODES = [
   'invalid_request',
   'invalid_input',

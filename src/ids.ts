@@ -47,9 +47,10 @@ export function scheduledExecutionIdPrefix(key: string): string {
 }
 
 /**
- * The execution id of a signed inbound request (CONTRACT §7): the same for the same signed content to
- * the same workflow, so that a replay starts nothing new — Temporal refuses a second run with the same
- * workflow id — without a row per request. `ex_` + 24 base62 characters, like a trigger's random ids.
+ * The execution id of a signed inbound request (docs/webhooks.md#what-the-service-checks): the same for the
+ * same signed content to the same workflow, so that a replay starts nothing new — Temporal refuses a second
+ * run with the same workflow id — without a row per request. `ex_` + 24 base62 characters, like a trigger's
+ * random ids.
  */
 export function hookExecutionId(workspaceId: string, workflowId: string, replayKey: string): string {
   return `ex_${base62OfHash(`hook\u0000${workspaceId}\u0000${workflowId}\u0000${replayKey}`, 24)}`;

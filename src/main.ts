@@ -26,7 +26,7 @@ async function main(): Promise<void> {
     env: {
       ...(devServer ? { TEMPORAL_ADDRESS: devServer.address } : {}),
       // glibc gives every thread that allocates a malloc arena of its own; two keep the service's memory
-      // some 50 MB lower under load (README, Performance).
+      // some 50 MB lower under load (docs/benchmarks.md#what-a-run-costs-and-what-keeps-it-cheap).
       MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2',
     },
     nodeOptions: serviceNodeOptions(),
@@ -53,10 +53,11 @@ async function main(): Promise<void> {
 }
 
 /**
- * V8 lets each heap grow to several times what is live before it collects, with 16 MB semi-spaces per
- * isolate (the main thread and the workflow thread). Under the onboard load that kept some 150 MB the
- * service did not need; smaller semi-spaces and a heap that grows by half of what is live hold it at about
- * 350 MB for a few percent more CPU (README, Performance). SERVICE_NODE_OPTIONS replaces them.
+ * V8 lets each heap grow to several times what is live before it collects, with 16 MB semi-spaces per isolate
+ * (the main thread and the workflow thread). Under the onboard load that kept some 150 MB the service did not
+ * need; smaller semi-spaces and a heap that grows by half of what is live hold it at about 350 MB for a few
+ * percent more CPU (docs/benchmarks.md#what-a-run-costs-and-what-keeps-it-cheap). SERVICE_NODE_OPTIONS
+ * replaces them.
  */
 const DEFAULT_SERVICE_NODE_OPTIONS = ['--max-semi-space-size=4', '--heap-growing-percent=50'];
 

@@ -72,8 +72,9 @@ export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundle
 }
 
 /**
- * Worker settings from the configuration (WORKER_*, chosen from measurements: README, Performance); the
- * benchmark's floor worker takes the same, so that the comparison is of the code, not the settings.
+ * Worker settings from the configuration (WORKER_*, chosen from measurements:
+ * docs/benchmarks.md#worker-settings); the benchmark's floor worker takes the same, so that the comparison is
+ * of the code, not the settings.
  */
 export function workerTuning(tuning: WorkerTuning) {
   return {

@@ -1,7 +1,7 @@
 /**
- * Outbound webhooks (CONTRACT §6), seen from the receiver: a local HTTP server on 127.0.0.1 answering
- * 204 at once (bench/webhook-receiver.ts). Each part runs in a fresh workspace of its own (so that no
- * other scenario's runs are delivered), with endpoints registered through POST /v1/webhooks for
+ * Outbound webhooks (docs/webhooks.md#outbound-webhooks), seen from the receiver: a local HTTP server on
+ * 127.0.0.1 answering 204 at once (bench/webhook-receiver.ts). Each part runs in a fresh workspace of its own
+ * (so that no other scenario's runs are delivered), with endpoints registered through POST /v1/webhooks for
  * `execution.completed`, and a one-step rules workflow created and triggered through the API.
  *
  * - `latency`: one endpoint; BENCH_WEBHOOK_EXECUTIONS executions at a fixed concurrency

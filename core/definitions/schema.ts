@@ -1,5 +1,5 @@
 /**
- * The workflow definition schema (CONTRACT §4). The same zod schema validates definitions on save,
+ * The workflow definition schema (docs/definitions.md). The same zod schema validates definitions on save,
  * documents them in the OpenAPI document, and gives the worker its TypeScript types (type-only imports).
  * Objects are strict: a misspelt key is an error, not silently ignored.
  */
@@ -185,7 +185,7 @@ export const triggerSchema = z
   )
   .meta({ id: 'Trigger' });
 
-/** The example definition of the OpenAPI document (the one CONTRACT §4 shows). */
+/** The example definition of the OpenAPI document (the one docs/definitions.md shows). */
 export const DEFINITION_EXAMPLE = {
   id: 'customer-onboarding',
   name: 'Customer onboarding',

@@ -1,5 +1,6 @@
 /**
- * Evaluating JSONata expressions (CONTRACT §4) within their limits (limits.ts, guard.ts).
+ * Evaluating JSONata expressions (docs/definitions.md#expressions-and-templates) within their limits
+ * (limits.ts, guard.ts).
  *
  * Evaluated by the worker's step local activity (never inside workflow code: see
  * workers/workflows/execution.ts). Evaluation is bounded by counts — evaluation steps, stack depth,

@@ -1,6 +1,6 @@
 /**
- * The limits of an expression evaluation (CONTRACT §4): counts, sizes and a work budget, so that no
- * expression can loop, recurse or allocate without bound. Deterministic: counts, never clocks.
+ * The limits of an expression evaluation (docs/definitions.md#limits): counts, sizes and a work budget, so
+ * that no expression can loop, recurse or allocate without bound. Deterministic: counts, never clocks.
  */
 export interface EvaluationLimits {
   /** Maximum number of expression nodes evaluated. */

@@ -1,4 +1,7 @@
-/** `{{ expr }}` templates in the strings of a step's configuration (CONTRACT §4). */
+/**
+ * `{{ expr }}` templates in the strings of a step's configuration
+ * (docs/definitions.md#expressions-and-templates).
+ */
 import { ExpressionError, LIMIT_CODES } from './errors';
 import { evaluateExpression } from './evaluate';
 import { DEFAULT_LIMITS, type EvaluationBudget, type EvaluationLimits } from './limits';

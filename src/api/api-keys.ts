@@ -1,4 +1,4 @@
-/** API keys of the caller's workspace (CONTRACT §3): admin scope; the key itself is shown once. */
+/** API keys of the caller's workspace (docs/api.md#api-keys): admin scope; the key itself is shown once. */
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type ApiKeyRecord } from '../store/api-keys';

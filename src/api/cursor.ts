@@ -1,6 +1,6 @@
 /**
- * Opaque list cursors (CONTRACT §1): base64url JSON that carries a position and a fingerprint of the
- * query it belongs to, so a cursor replayed against other filters is a clear 400, not a wrong page.
+ * Opaque list cursors (docs/api.md#pagination): base64url JSON that carries a position and a fingerprint of
+ * the query it belongs to, so a cursor replayed against other filters is a clear 400, not a wrong page.
  */
 import { createHash } from 'node:crypto';
 import { invalidRequest } from '../errors';

@@ -1,4 +1,4 @@
-/** Executions (CONTRACT §5): lists from Temporal visibility, one execution from its history. */
+/** Executions (docs/api.md#executions): lists from Temporal visibility, one execution from its history. */
 import { z } from 'zod';
 import { workflowIdSchema } from '../../core/definitions/schema';
 import { listExecutions } from '../executions/list';

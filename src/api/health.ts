@@ -1,4 +1,7 @@
-/** Liveness, readiness and the OpenAPI document (CONTRACT §1): no authentication. */
+/**
+ * Liveness, readiness and the OpenAPI document (docs/api.md#health-and-the-openapi-document): no
+ * authentication.
+ */
 import { z } from 'zod';
 import { AppError } from '../errors';
 import { callTemporal } from '../temporal/errors';

@@ -1,7 +1,7 @@
 /**
- * POST /v1/hooks/{workflow} (CONTRACT §7): the signed inbound trigger of workflows with a webhook
- * trigger. Order of checks: the workflow exists with a webhook trigger (404), the signature over the raw
- * bytes (401, before anything looks at the body), the per-workflow rate limit (429), then the body is
+ * POST /v1/hooks/{workflow} (docs/webhooks.md#inbound-hooks): the signed inbound trigger of workflows with a
+ * webhook trigger. Order of checks: the workflow exists with a webhook trigger (404), the signature over the
+ * raw bytes (401, before anything looks at the body), the per-workflow rate limit (429), then the body is
  * parsed (415/400) and the execution starts like the trigger endpoint's, idempotent on the signed content.
  */
 import { z } from 'zod';

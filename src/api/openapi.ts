@@ -85,7 +85,7 @@ const EVENT_SUMMARIES: Record<EventKind, string> = {
   'execution.canceled': 'An execution was canceled',
 };
 
-/** Standard Webhooks headers on every delivery attempt (CONTRACT §6). */
+/** Standard Webhooks headers on every delivery attempt (docs/webhooks.md#signatures). */
 const webhookHeaders = z.object({
   'webhook-id': z.string().meta({
     description:

@@ -183,7 +183,7 @@ export function registerRoutes(
   }
 }
 
-/** Query `limit` (CONTRACT §1): default 20, at most 100. */
+/** Query `limit` (docs/api.md#pagination): default 20, at most 100. */
 export const limitParam = z.coerce
   .number()
   .int('must be an integer')

@@ -169,8 +169,8 @@ export const executionExample = {
 };
 
 /**
- * The body of every outbound event (CONTRACT §6), as receivers get it. Typed against EventPayload, so that
- * the document and what the delivery workflows send cannot drift apart.
+ * The body of every outbound event (docs/webhooks.md#events-and-payload), as receivers get it. Typed against
+ * EventPayload, so that the document and what the delivery workflows send cannot drift apart.
  */
 export const eventPayloadSchema: z.ZodType<EventPayload> = z
   .object({

@@ -1,4 +1,7 @@
-/** Workspace secrets (CONTRACT §9): write-only values, encrypted at rest, usable as {{ secrets.NAME }}. */
+/**
+ * Workspace secrets (docs/api.md#secrets): write-only values, encrypted at rest, usable as {{ secrets.NAME
+ * }}.
+ */
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';

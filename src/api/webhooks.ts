@@ -1,4 +1,7 @@
-/** Webhook endpoints for execution events (CONTRACT §6), their delivery log and redelivery. */
+/**
+ * Webhook endpoints for execution events (docs/webhooks.md#outbound-webhooks), their delivery log and
+ * redelivery.
+ */
 import { z } from 'zod';
 import { AppError, notFound } from '../errors';
 import { checkDestination, DestinationError } from '../net/destination-guard';

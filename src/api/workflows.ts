@@ -1,4 +1,4 @@
-/** Workflows (CONTRACT §4): versioned definitions, and the trigger that starts an execution. */
+/** Workflows (docs/api.md#workflows): versioned definitions, and the trigger that starts an execution. */
 import { z } from 'zod';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { parseDefinition } from '../definitions/validate';

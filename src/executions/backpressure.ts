@@ -1,5 +1,5 @@
 /**
- * Backpressure (README, Performance): when the workers fall behind, the trigger endpoints stop
+ * Backpressure (docs/operations.md#backpressure): when the workers fall behind, the trigger endpoints stop
  * accepting new executions instead of queueing them without bound (and every run's latency with them).
  *
  * The measure is Temporal's own: the approximate age of the oldest workflow task waiting on the

@@ -1,4 +1,4 @@
-/** Cancel a running or waiting execution (CONTRACT §5): a Temporal cancellation request. */
+/** Cancel a running or waiting execution (docs/api.md#cancel): a Temporal cancellation request. */
 import { AppError } from '../errors';
 import type { Services } from '../services';
 import { callTemporal } from '../temporal/errors';

@@ -1,6 +1,6 @@
 /**
- * Approve or reject a waiting approval step (CONTRACT §5) through the workflow's `decide` Update. The
- * Update's validator refuses a step that is not waiting (or already decided), which we answer 409.
+ * Approve or reject a waiting approval step (docs/api.md#approvals) through the workflow's `decide` Update.
+ * The Update's validator refuses a step that is not waiting (or already decided), which we answer 409.
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';

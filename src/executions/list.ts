@@ -1,6 +1,6 @@
 /**
- * Listing executions (CONTRACT §5) from Temporal visibility: filtered by workspace always, by workflow
- * and status on request; ordered as visibility keeps them (open runs first, then the most recently
+ * Listing executions (docs/api.md#executions) from Temporal visibility: filtered by workspace always, by
+ * workflow and status on request; ordered as visibility keeps them (open runs first, then the most recently
  * closed). Eventually consistent: a run appears within about a second of its start.
  */
 import { defaultPayloadConverter } from '@temporalio/common';

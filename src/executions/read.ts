@@ -1,5 +1,5 @@
 /**
- * Reading one execution (CONTRACT §5): describe (status, pending attempts) and history (steps) in
+ * Reading one execution (docs/api.md#executions): describe (status, pending attempts) and history (steps) in
  * parallel, strongly consistent, never a replay. Another workspace's execution is a plain 404.
  */
 import { notFound } from '../errors';

@@ -1,12 +1,13 @@
 /**
- * Retry from the failed step (CONTRACT §5): a new run of the same execution (same workflow id, allowed
- * because the last run failed) that resumes at the failed step. Its input carries the records of the
- * steps before that one exactly as the failed run recorded them (not run again, outputs and timings
- * kept) and, when given, the corrected input for the failed step and every later one.
+ * Retry from the failed step (docs/api.md#retry-from-the-failed-step): a new run of the same execution (same
+ * workflow id, allowed because the last run failed) that resumes at the failed step. Its input carries the
+ * records of the steps before that one exactly as the failed run recorded them (not run again, outputs and
+ * timings kept) and, when given, the corrected input for the failed step and every later one.
  *
  * A new run rather than a Temporal reset: the retry never replays the failed run's history, so it works
- * whatever workflow code is deployed since (see the README on deploys), and the new run is an ordinary
- * run, replayable on its own. One retry per failed run: concurrent requests share the first one's.
+ * whatever workflow code is deployed since (docs/operations.md#deploys-worker-builds-and-versioning), and the
+ * new run is an ordinary run, replayable on its own. One retry per failed run: concurrent requests share the
+ * first one's.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError, invalidRequest } from '../errors';

@@ -1,6 +1,6 @@
 /**
- * An execution's status (CONTRACT §5) from what Temporal says of its run: one mapping for every read —
- * a describe (GET one), visibility (the list) and the close event of its history (the steps view).
+ * An execution's status (docs/api.md#executions) from what Temporal says of its run: one mapping for every
+ * read — a describe (GET one), visibility (the list) and the close event of its history (the steps view).
  */
 import { temporal } from '@temporalio/proto';
 import type { ErrorView, ExecutionStatus } from './views';

@@ -1,5 +1,5 @@
 /**
- * Starting an execution (CONTRACT §4 trigger): load the definition version, validate the input against
+ * Starting an execution (docs/api.md#workflows): load the definition version, validate the input against
  * its input_schema, honour the Idempotency-Key, start the Temporal workflow whose id is the execution id
  * with the definition snapshot as input and the contract's search attributes.
  */

@@ -1,4 +1,6 @@
-/** The execution resources of the API (CONTRACT §5), as plain types shared by mappers and routes. */
+/**
+ * The execution resources of the API (docs/api.md#executions), as plain types shared by mappers and routes.
+ */
 import type { TriggerType } from '../../core/definitions/schema';
 
 export const EXECUTION_STATUSES = [

@@ -1,6 +1,7 @@
 /**
- * Inbound hook signing secrets (CONTRACT §4, §7): created when a version with a webhook trigger is first
- * saved (returned once), rotated on request (returned once), sealed at rest like workspace secrets.
+ * Inbound hook signing secrets (docs/webhooks.md#inbound-hooks): created when a version with a webhook
+ * trigger is first saved (returned once), rotated on request (returned once), sealed at rest like workspace
+ * secrets.
  */
 import { randomBytes } from 'node:crypto';
 import type { SecretCipher } from '../secrets/cipher';

@@ -1,5 +1,5 @@
 /**
- * The inbound hook signature (CONTRACT §7):
+ * The inbound hook signature (docs/webhooks.md#signing-a-request):
  *
  *   X-Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">
  *

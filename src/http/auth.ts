@@ -1,8 +1,9 @@
 /**
- * API key authentication and scopes (CONTRACT §3). 401 for a missing, malformed, unknown or revoked
- * key (checked on every request, so a revocation takes effect at once); 403 when the key lacks the
- * endpoint's scope. Keys are accepted only in the Authorization header, never in a query string. The web
- * console's session cookie (src/console/session-routes.ts) stands in for a key when no header is sent.
+ * API key authentication and scopes (docs/api.md#authentication-and-scopes). 401 for a missing, malformed,
+ * unknown or revoked key (checked on every request, so a revocation takes effect at once); 403 when the key
+ * lacks the endpoint's scope. Keys are accepted only in the Authorization header, never in a query string.
+ * The web console's session cookie (src/console/session-routes.ts) stands in for a key when no header is
+ * sent.
  */
 import type Koa from 'koa';
 import { AppError } from '../errors';

@@ -1,7 +1,7 @@
 /**
- * Request bodies (CONTRACT §1): JSON only (415 otherwise), size-limited (413), parsed here so malformed
- * JSON is a 400 `invalid_request` with the parser's reason. The raw bytes are kept for signature checks,
- * and a route can read them without parsing (inbound hooks verify a signature first).
+ * Request bodies (docs/api.md#requests-and-responses): JSON only (415 otherwise), size-limited (413), parsed
+ * here so malformed JSON is a 400 `invalid_request` with the parser's reason. The raw bytes are kept for
+ * signature checks, and a route can read them without parsing (inbound hooks verify a signature first).
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';

@@ -1,5 +1,5 @@
 /**
- * The one place errors become responses (CONTRACT §2): AppErrors render as they are; anything else is
+ * The one place errors become responses (docs/api.md#errors): AppErrors render as they are; anything else is
  * a 500 `internal_error` whose details stay in the log, never in the body.
  */
 import type Koa from 'koa';

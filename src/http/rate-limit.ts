@@ -1,5 +1,5 @@
 /**
- * Rate limits (CONTRACT §8): per key, a token bucket that holds up to `burst` tokens and refills
+ * Rate limits (docs/api.md#rate-limits): per key, a token bucket that holds up to `burst` tokens and refills
  * `perSecond` tokens a second; each request takes one. A full bucket lets `burst` requests through at
  * once, after which requests come back one every 1/perSecond seconds. Every response carries
  * RateLimit-Limit (the burst), RateLimit-Remaining (whole tokens left) and RateLimit-Reset (seconds until

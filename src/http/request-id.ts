@@ -1,4 +1,7 @@
-/** X-Request-Id (CONTRACT §1): a sane incoming id is kept, otherwise one is generated; every response carries it. */
+/**
+ * X-Request-Id (docs/api.md#requests-and-responses): a sane incoming id is kept, otherwise one is generated;
+ * every response carries it.
+ */
 import type Koa from 'koa';
 import { randomBase62 } from '../ids';
 

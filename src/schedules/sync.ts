@@ -1,8 +1,8 @@
 /**
- * Temporal Schedules of schedule-trigger workflows (CONTRACT §4). A workflow whose latest version has a
- * schedule trigger has one Schedule, `switchyard:<workspace>:<workflow>`, whose action starts an
- * execution exactly as the trigger endpoint does (same workflow type, task queue, search attributes and
- * definition snapshot) with `trigger.type = "schedule"` and the trigger's `input`.
+ * Temporal Schedules of schedule-trigger workflows (docs/definitions.md#schedule-trigger). A workflow whose
+ * latest version has a schedule trigger has one Schedule, `switchyard:<workspace>:<workflow>`, whose action
+ * starts an execution exactly as the trigger endpoint does (same workflow type, task queue, search attributes
+ * and definition snapshot) with `trigger.type = "schedule"` and the trigger's `input`.
  *
  * Saves and deletes call syncSchedule / removeSchedule inside their database transaction (see
  * src/workflows/lifecycle.ts): Temporal down is a 503 and a spec Temporal rejects is a 400, and either

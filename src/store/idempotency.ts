@@ -1,6 +1,6 @@
 /**
- * Trigger idempotency keys (CONTRACT §4): per workspace and workflow, for 24 hours, a key maps to one
- * execution id. The row is written before the workflow starts; a replay starts the same execution id
+ * Trigger idempotency keys (docs/api.md#idempotency): per workspace and workflow, for 24 hours, a key maps to
+ * one execution id. The row is written before the workflow starts; a replay starts the same execution id
  * again (a no-op when it already runs), so a crash between the two steps never loses the execution.
  */
 import type { Queryable } from './db';

@@ -1,4 +1,4 @@
-/** Webhook endpoints, deliveries and delivery attempts (CONTRACT §6). */
+/** Webhook endpoints, deliveries and delivery attempts (docs/webhooks.md#outbound-webhooks). */
 import { randomBase62 } from '../ids';
 import type { SecretCipher } from '../secrets/cipher';
 import type { EventKind, EventPayload } from '../../core/event-types';

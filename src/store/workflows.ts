@@ -1,4 +1,7 @@
-/** Workflows and their immutable versions (CONTRACT §4). Every save is a new version: 1, 2, 3, ... */
+/**
+ * Workflows and their immutable versions (docs/definitions.md#versions). Every save is a new version: 1, 2,
+ * 3, ...
+ */
 import type { Definition } from '../../core/definitions/schema';
 import { announceChange } from './changes';
 import type { Database, Queryable } from './db';

@@ -11,7 +11,9 @@ import { Client } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
 
-/** Environment variables read by @temporalio/envconfig (listed in the README and checked by tests). */
+/**
+ * Environment variables read by @temporalio/envconfig (listed in docs/configuration.md and checked by tests).
+ */
 export const TEMPORAL_ENVCONFIG_VARIABLES = [
   'TEMPORAL_ADDRESS',
   'TEMPORAL_NAMESPACE',

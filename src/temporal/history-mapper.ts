@@ -1,5 +1,5 @@
 /**
- * Temporal history → the execution the API shows (CONTRACT §5). Pure: events in, view out.
+ * Temporal history → the execution the API shows (docs/api.md#executions). Pure: events in, view out.
  *
  * Steps are recorded by the `run_steps` local activity (workers/activities/steps.ts): each of its markers
  * carries one record per step it ran (input, output, timings, attempts, error). A retry run carries the

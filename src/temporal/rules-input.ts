@@ -1,6 +1,6 @@
 /**
- * What a rules step's record shows as its input (CONTRACT §5): its rules, its default, and the part of
- * the context its expressions read. The worker does not record that data a second time (it is already
+ * What a rules step's record shows as its input (docs/api.md#executions): its rules, its default, and the
+ * part of the context its expressions read. The worker does not record that data a second time (it is already
  * in history as the run's input and earlier outputs): the reader derives it from the same context.
  */
 import type { RulesStep } from '../../core/definitions/schema';

@@ -1,14 +1,16 @@
 /**
- * Worker Deployment Versioning (README, Deploys). Each worker declares its build — by default a hash
- * of the workflow bundle, so new workflow code is a new build and unchanged code keeps its id — in a
- * Worker Deployment named after its task queue. An execution is pinned to the build that started it
- * (workers/workflows/execution.ts), so a rolling deploy never replays a run on code it was not written
- * for; new runs, and retries (new runs too: src/executions/retry.ts), go to the deployment's current build.
+ * Worker Deployment Versioning (docs/operations.md#deploys-worker-builds-and-versioning). Each worker
+ * declares its build — by default a hash of the workflow bundle, so new workflow code is a new build and
+ * unchanged code keeps its id — in a Worker Deployment named after its task queue. An execution is pinned to
+ * the build that started it (workers/workflows/execution.ts), so a rolling deploy never replays a run on code
+ * it was not written for; new runs, and retries (new runs too: src/executions/retry.ts), go to the
+ * deployment's current build.
  *
- * At start, per WORKER_ROLLOUT, the worker makes its build current once Temporal has seen it poll,
- * and in `replace` mode moves the runs pinned to other builds of its deployment onto its own: there
- * are no other workers left to finish them (one process, or identical ones replaced together). That
- * move is safe because changes to workflow code keep old histories replaying (test/replay, README).
+ * At start, per WORKER_ROLLOUT, the worker makes its build current once Temporal has seen it poll, and in
+ * `replace` mode moves the runs pinned to other builds of its deployment onto its own: there are no other
+ * workers left to finish them (one process, or identical ones replaced together). That move is safe because
+ * changes to workflow code keep old histories replaying (test/replay,
+ * docs/development.md#changing-workflow-code).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -183,7 +185,7 @@ export async function rollOutWorkerVersion(
     logger.warn(
       { ...fields, err: error },
       'Could not move the runs pinned to earlier builds onto this build; move them with ' +
-        '`temporal workflow update-options` (README, Deploys)',
+        '`temporal workflow update-options` (docs/operations.md#deploys-worker-builds-and-versioning)',
     );
   }
 }

@@ -1,8 +1,8 @@
 /**
  * What saving or deleting a workflow does beyond its own rows, inside the same transaction (a failure
  * here leaves the workflow as it was, so a 503 really means "nothing happened"):
- * - the inbound hook secret of a workflow with a webhook trigger (CONTRACT §4, §7);
- * - the Temporal Schedule of a workflow with a schedule trigger (CONTRACT §4).
+ * - the inbound hook secret of a workflow with a webhook trigger (docs/webhooks.md#inbound-hooks);
+ * - the Temporal Schedule of a workflow with a schedule trigger (docs/definitions.md#schedule-trigger).
  */
 import type { Services } from '../services';
 import type { Queryable } from '../store/db';

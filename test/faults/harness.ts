@@ -52,7 +52,7 @@ export class ResponseLog {
   /**
    * `allowed`: the statuses the scenario expects. A 429 is always allowed, with a Retry-After header:
    * under load and faults the workers fall behind, and the trigger endpoints then ask callers to slow
-   * down (backpressure, README Performance) instead of queueing without bound.
+   * down (docs/operations.md#backpressure) instead of queueing without bound.
    */
   record(res: Response, allowed: number[]): void {
     this.statuses.set(res.status, (this.statuses.get(res.status) ?? 0) + 1);

@@ -1,4 +1,7 @@
-/** CONTRACT §4 ai steps, against a local provider that speaks the OpenAI chat-completions wire format. */
+/**
+ * AI steps (docs/definitions.md#ai), against a local provider that speaks the OpenAI chat-completions wire
+ * format.
+ */
 import { expect } from 'chai';
 import { completion, FakeAiProvider } from '../../scripts/fake-ai-provider';
 import {

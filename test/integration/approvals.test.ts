@@ -1,4 +1,4 @@
-/** CONTRACT §5 approvals: waiting, approve/reject through a Temporal Update, timeouts. */
+/** Approvals (docs/api.md#approvals): waiting, approve/reject through a Temporal Update, timeouts. */
 import { expect } from 'chai';
 import {
   createWorkflow,

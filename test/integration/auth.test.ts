@@ -1,4 +1,4 @@
-/** CONTRACT §3: API keys, scopes and workspace isolation. */
+/** docs/api.md#authentication-and-scopes: API keys, scopes and workspace isolation. */
 import { expect } from 'chai';
 import request from 'supertest';
 import { createWorkflow, definition, expectError, rulesStep, trigger } from '../support/fixtures';

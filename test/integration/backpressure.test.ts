@@ -1,7 +1,7 @@
 /**
- * Backpressure (README, Performance): while workflow tasks wait on the execution task queue longer than
- * BACKLOG_LIMIT_MS, the trigger endpoints answer 429 `rate_limited` with Retry-After; every execution
- * accepted before runs once workers catch up, and triggers are accepted again.
+ * Backpressure (docs/operations.md#backpressure): while workflow tasks wait on the execution task queue
+ * longer than BACKLOG_LIMIT_MS, the trigger endpoints answer 429 `rate_limited` with Retry-After; every
+ * execution accepted before runs once workers catch up, and triggers are accepted again.
  */
 import { expect } from 'chai';
 import type { Response } from 'supertest';

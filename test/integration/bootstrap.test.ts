@@ -1,4 +1,4 @@
-/** CONTRACT §3 BOOTSTRAP_API_KEY and the first-start seed, on both databases. */
+/** BOOTSTRAP_API_KEY (docs/api.md#api-keys) and the first-start seed, on both databases. */
 import { expect } from 'chai';
 import { bootstrap } from '../../src/bootstrap';
 import { newApiKey } from '../../src/ids';

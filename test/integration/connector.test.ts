@@ -1,4 +1,4 @@
-/** CONTRACT §4 connector details: destinations, redirects, size cap, query strings. */
+/** Connector details (docs/definitions.md#connector): destinations, redirects, size cap, query strings. */
 import { expect } from 'chai';
 import {
   createWorkflow,

@@ -1,6 +1,7 @@
 /**
- * Deploys with Worker Deployment Versioning (README, Deploys): two worker builds of one task queue
- * against one Temporal server and one PostgreSQL database, the API in its own runtime.
+ * Deploys with Worker Deployment Versioning (docs/operations.md#deploys-worker-builds-and-versioning): two
+ * worker builds of one task queue against one Temporal server and one PostgreSQL database, the API in its own
+ * runtime.
  *
  * - rolling: build B, whose execution workflow cannot replay A's histories, becomes current while A's
  *   worker still runs: runs started under A finish on A, new runs and retries run on B.

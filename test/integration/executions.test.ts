@@ -1,4 +1,4 @@
-/** CONTRACT §5: executions as the API shows them, for running, finished and failed runs. */
+/** docs/api.md#executions: executions as the API shows them, for running, finished and failed runs. */
 import { expect } from 'chai';
 import {
   createWorkflow,

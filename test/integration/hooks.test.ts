@@ -1,4 +1,7 @@
-/** CONTRACT §4 (hook_secret), §7 (the signed inbound trigger) and §8 (per-workflow limit on hooks). */
+/**
+ * Inbound hooks (docs/webhooks.md#inbound-hooks): the hook_secret, the signed trigger, the per-workflow
+ * limit.
+ */
 import { expect } from 'chai';
 import request from 'supertest';
 import { signatureHeader } from '../../src/hooks/signature';

@@ -1,4 +1,7 @@
-/** CONTRACT §1, §2, §8: request ids, the error body everywhere, body rules, rate limits, health, OpenAPI. */
+/**
+ * docs/api.md#requests-and-responses, #errors, #rate-limits: request ids, the error body everywhere, body
+ * rules, rate limits, health, OpenAPI.
+ */
 import { expect } from 'chai';
 import request from 'supertest';
 import { expectError } from '../support/fixtures';

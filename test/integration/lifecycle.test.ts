@@ -1,4 +1,7 @@
-/** CONTRACT §5 statuses: cancel, terminate (from Temporal's CLI) and time out, as the API shows them. */
+/**
+ * Execution statuses (docs/api.md#executions): cancel, terminate (from Temporal's CLI) and time out, as the
+ * API shows them.
+ */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';

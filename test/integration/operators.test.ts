@@ -1,4 +1,7 @@
-/** CONTRACT §10: what operators see in Temporal (UI, CLI): search attributes, activities per step, summaries. */
+/**
+ * docs/operations.md#temporal-ui-and-cli: what operators see in Temporal (UI, CLI): search attributes,
+ * activities per step, summaries.
+ */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';

@@ -1,8 +1,8 @@
 /**
- * CONTRACT §8 with more than one API process: over one PostgreSQL database, every process takes from the
- * same token bucket (a row of `rate_limits`), so two processes allow a key's burst once, not twice, and
- * after it one request every 1/perSecond seconds between them. With embedded PGlite (one process by
- * construction) the buckets are kept in memory.
+ * Rate limits (docs/api.md#rate-limits) with more than one API process: over one PostgreSQL database, every
+ * process takes from the same token bucket (a row of `rate_limits`), so two processes allow a key's burst
+ * once, not twice, and after it one request every 1/perSecond seconds between them. With embedded PGlite (one
+ * process by construction) the buckets are kept in memory.
  */
 import { expect } from 'chai';
 import request from 'supertest';

@@ -1,4 +1,7 @@
-/** CONTRACT §5 retry from the failed step: a Temporal reset, nothing run twice, optional corrected input. */
+/**
+ * Retry from the failed step (docs/api.md#retry-from-the-failed-step): a Temporal reset, nothing run twice,
+ * optional corrected input.
+ */
 import { expect } from 'chai';
 import {
   createWorkflow,

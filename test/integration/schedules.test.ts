@@ -1,4 +1,7 @@
-/** CONTRACT §4 schedule trigger: the Temporal Schedule follows the workflow's saves and delete. */
+/**
+ * The schedule trigger (docs/definitions.md#schedule-trigger): the Temporal Schedule follows the workflow's
+ * saves and delete.
+ */
 import { expect } from 'chai';
 import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { EXECUTION_ID_PATTERN } from '../../src/ids';

@@ -1,6 +1,7 @@
 /**
- * CONTRACT §9 secrets and §4 `{{ secrets.NAME }}`: stored encrypted, resolved only inside the activity,
- * and nowhere else: not in Temporal history, API responses or the service's logs.
+ * Secrets (docs/api.md#secrets) and `{{ secrets.NAME }}` (docs/definitions.md#expressions-and-templates):
+ * stored encrypted, resolved only inside the activity, and nowhere else: not in Temporal history, API
+ * responses or the service's logs.
  */
 import { expect } from 'chai';
 import {

@@ -1,4 +1,7 @@
-/** CONTRACT §4 trigger: input validation, version pinning, idempotency keys. */
+/**
+ * The trigger endpoint (docs/api.md#workflows, #idempotency): input validation, version pinning, idempotency
+ * keys.
+ */
 import { expect } from 'chai';
 import {
   createWorkflow,

@@ -1,6 +1,7 @@
 /**
- * CONTRACT §6 outbound webhooks: endpoints, events at the right moments, Standard Webhooks signatures
- * (checked with the independent `standardwebhooks` package), retries, 410, deletion, ordering, redelivery.
+ * Outbound webhooks (docs/webhooks.md#outbound-webhooks): endpoints, events at the right moments, Standard
+ * Webhooks signatures (checked with the independent `standardwebhooks` package), retries, 410, deletion,
+ * ordering, redelivery.
  */
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';

@@ -1,4 +1,4 @@
-/** CONTRACT §4: versioned workflow definitions, on both databases. */
+/** docs/definitions.md#versions: versioned workflow definitions, on both databases. */
 import { expect } from 'chai';
 import { createWorkflow, definition, expectError, rulesStep, uniqueId } from '../support/fixtures';
 import { DB_KINDS, startTestService, type TestService } from '../support/stack';

@@ -1,8 +1,8 @@
 /**
- * OWASP API1, broken object level authorization (CONTRACT §2, §3): workspace B's admin key, given
- * workspace A's ids, gets 404 with the contract's code from every operation of the OpenAPI document that
- * takes a path id (exactly the answer an id that exists nowhere gets, so existence is never revealed),
- * never sees A's objects in a list (nor through A's cursors), and changes nothing in A.
+ * OWASP API1, broken object level authorization (docs/api.md#authentication-and-scopes): workspace B's admin
+ * key, given workspace A's ids, gets 404 with the contract's code from every operation of the OpenAPI
+ * document that takes a path id (exactly the answer an id that exists nowhere gets, so existence is never
+ * revealed), never sees A's objects in a list (nor through A's cursors), and changes nothing in A.
  */
 import { expect } from 'chai';
 import request from 'supertest';
@@ -25,7 +25,7 @@ import {
   type Population,
 } from './support';
 
-/** The contract's 404 code of each resource with ids (CONTRACT §2). */
+/** The 404 code of each resource with ids (docs/api.md#errors). */
 const NOT_FOUND_CODE: Record<string, string> = {
   'api-keys': 'api_key_not_found',
   workflows: 'workflow_not_found',

@@ -3,7 +3,7 @@
  * of every error path (400, 401, 403, 404, 405, 413, 415, 429, 500), carries the security headers
  * (X-Content-Type-Options, X-Frame-Options, Content-Security-Policy, Referrer-Policy, Cache-Control:
  * no-store, Strict-Transport-Security), JSON bodies are declared JSON, and no error body holds a stack
- * trace, a source position or a file system path (CONTRACT §2: 500 without internal detail).
+ * trace, a source position or a file system path (docs/api.md#errors: 500 without internal detail).
  */
 import { expect } from 'chai';
 import request from 'supertest';

@@ -1,8 +1,9 @@
 /**
- * OWASP API2, broken authentication (CONTRACT §3): revoked keys answer 401 on every operation, keys are
- * taken from the Authorization header only (a key in the URL is refused, whatever the parameter is
- * called), malformed headers answer 401, and a key is never seen again after the response that created
- * it: not in responses, logs, Temporal history or the database, where it is looked up by its hash only.
+ * OWASP API2, broken authentication (docs/api.md#authentication-and-scopes): revoked keys answer 401 on every
+ * operation, keys are taken from the Authorization header only (a key in the URL is refused, whatever the
+ * parameter is called), malformed headers answer 401, and a key is never seen again after the response that
+ * created it: not in responses, logs, Temporal history or the database, where it is looked up by its hash
+ * only.
  */
 import { expect } from 'chai';
 import request from 'supertest';

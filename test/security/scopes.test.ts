@@ -1,8 +1,9 @@
 /**
- * OWASP API5, broken function level authorization (CONTRACT §3), for every operation of the OpenAPI
- * document: the scope it declares is the contract's (read: GETs; admin: API keys; write: every other
- * change), a key without that scope gets 403 `forbidden`, a key with it gets through, and a request
- * without a key gets 401 `unauthorized`. Only health, the document and signed inbound hooks are open.
+ * OWASP API5, broken function level authorization (docs/api.md#authentication-and-scopes), for every
+ * operation of the OpenAPI document: the scope it declares is the contract's (read: GETs; admin: API keys;
+ * write: every other change), a key without that scope gets 403 `forbidden`, a key with it gets through, and
+ * a request without a key gets 401 `unauthorized`. Only health, the document and signed inbound hooks are
+ * open.
  */
 import { expect } from 'chai';
 import type { Scope } from '../../src/store/api-keys';

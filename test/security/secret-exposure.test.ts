@@ -1,5 +1,5 @@
 /**
- * OWASP API3 and CONTRACT §4, §6, §9: the signing secrets the service hands out once (the `whsec_` of a
+ * OWASP API3 and docs/api.md#secrets: the signing secrets the service hands out once (the `whsec_` of a
  * webhook endpoint, the `whsec_` hook secret of a webhook-trigger workflow) are never seen again: not in
  * later reads or lists, not in the logs, not in Temporal history (delivery workflows carry delivery ids,
  * the activity reads the secret from the database), not in what receivers get besides the signature.

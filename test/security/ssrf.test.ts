@@ -1,10 +1,10 @@
 /**
- * OWASP API7, server-side request forgery (CONTRACT §6, §11): with ALLOW_PRIVATE_DESTINATIONS off (the
- * default), webhook registration answers 400 `invalid_webhook_url` and connector steps fail with
- * `destination_not_allowed` for every way of naming a private, loopback, link-local or unspecified
- * address: literal ranges, the shorthand/decimal/hex/octal IPv4 forms the URL parser accepts, IPv6,
- * IPv4-mapped and IPv4-compatible IPv6, NAT64, names that resolve to loopback. Deliveries check again at
- * delivery time, and the address actually connected to is checked too (DNS rebinding). A TCP listener on
+ * OWASP API7, server-side request forgery (docs/webhooks.md#outbound-webhooks, docs/configuration.md): with
+ * ALLOW_PRIVATE_DESTINATIONS off (the default), webhook registration answers 400 `invalid_webhook_url` and
+ * connector steps fail with `destination_not_allowed` for every way of naming a private, loopback, link-local
+ * or unspecified address: literal ranges, the shorthand/decimal/hex/octal IPv4 forms the URL parser accepts,
+ * IPv6, IPv4-mapped and IPv4-compatible IPv6, NAT64, names that resolve to loopback. Deliveries check again
+ * at delivery time, and the address actually connected to is checked too (DNS rebinding). A TCP listener on
  * every loopback address counts connections: none may arrive.
  *
  * What cannot be tested end to end here: a redirect from an allowed (public HTTPS) first hop to a private

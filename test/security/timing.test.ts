@@ -1,11 +1,11 @@
 /**
- * Comparisons of secrets (CONTRACT §7: "in constant time"). Timing itself is not measurable reliably in
- * a test, so these pin the behaviour a constant-time comparison has and the usual shortcuts lack: the
- * inbound hook signature is compared over whole byte strings (a prefix of the right HMAC, or the right
- * one with more bytes, is refused), values of any length are refused without an exception, and the
- * answer is the same 401 whatever is wrong. Signature checks use crypto.timingSafeEqual through
- * constantTimeEqual (src/hooks/signature.ts). API keys are never compared at all: the database is asked
- * for the key's SHA-256 (keys.test.ts, "lookup by hash only").
+ * Comparisons of secrets (docs/webhooks.md#signing-a-request: "in constant time"). Timing itself is not
+ * measurable reliably in a test, so these pin the behaviour a constant-time comparison has and the usual
+ * shortcuts lack: the inbound hook signature is compared over whole byte strings (a prefix of the right HMAC,
+ * or the right one with more bytes, is refused), values of any length are refused without an exception, and
+ * the answer is the same 401 whatever is wrong. Signature checks use crypto.timingSafeEqual through
+ * constantTimeEqual (src/hooks/signature.ts). API keys are never compared at all: the database is asked for
+ * the key's SHA-256 (keys.test.ts, "lookup by hash only").
  */
 import { expect } from 'chai';
 import request from 'supertest';

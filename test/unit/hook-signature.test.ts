@@ -1,4 +1,4 @@
-/** CONTRACT §7: parsing and verifying X-Service-Signature. */
+/** docs/webhooks.md#signing-a-request: parsing and verifying X-Service-Signature. */
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
 import {

@@ -1,6 +1,6 @@
 /**
- * The token buckets of CONTRACT §8: in memory (embedded PGlite, and the fallback while PostgreSQL does
- * not answer), and the PostgreSQL statement, run here on an in-memory PGlite with migration 007's table.
+ * The token buckets of docs/api.md#rate-limits: in memory (embedded PGlite, and the fallback while PostgreSQL
+ * does not answer), and the PostgreSQL statement, run here on an in-memory PGlite with migration 007's table.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -23,7 +23,7 @@ function readHistory(file: string): HistoryJson {
   return JSON.parse(fs.readFileSync(path.join(corpus, file), 'utf8')) as HistoryJson;
 }
 
-/** What to do when a history no longer replays: the rule of README.md, "Changing workflow code". */
+/** What to do when a history no longer replays: the rule of docs/development.md#changing-workflow-code. */
 function replayFailure(file: string, workflowType: string, error: unknown): string {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return [
@@ -31,9 +31,10 @@ function replayFailure(file: string, workflowType: string, error: unknown): stri
     `workflow code (${workflowBundlePath}): ${reason}`,
     'Runs like it that are in flight when this build is deployed would fail their next workflow task.',
     'Keep their path: branch the change with `patched()` from @temporalio/workflow (old histories take',
-    'the old branch), or ship it as a new worker build (see Deploys). Do not re-record or edit this',
-    'history; add new ones with `npm run record-histories`. README.md, Development → "Changing workflow',
-    'code", and test/replay/README.md say more.',
+    'the old branch), or ship it as a new worker build',
+    '(docs/operations.md#deploys-worker-builds-and-versioning). Do not re-record or edit this history; add',
+    'new ones with `npm run record-histories`.',
+    'docs/development.md#changing-workflow-code and test/replay/README.md say more.',
   ].join('\n');
 }
 

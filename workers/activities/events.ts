@@ -1,8 +1,8 @@
 /**
- * Execution events (CONTRACT §6). `emit_event` runs as a local activity of the execution workflow: it
- * records one delivery per subscribed endpoint and starts the event's delivery workflow (none when
- * nobody subscribed). `record_deliveries`, `await_execution_closed`, `deliver_webhook_first` and
- * `deliver_webhook` are the delivery workflow's.
+ * Execution events (docs/webhooks.md#outbound-webhooks). `emit_event` runs as a local activity of the
+ * execution workflow: it records one delivery per subscribed endpoint and starts the event's delivery
+ * workflow (none when nobody subscribed). `record_deliveries`, `await_execution_closed`,
+ * `deliver_webhook_first` and `deliver_webhook` are the delivery workflow's.
  *
  * While PostgreSQL is away, Temporal is the outbox: emit_event starts the delivery workflow with the
  * event alone (`deliveries_unrecorded`), and that workflow records the deliveries (`record_deliveries`,
@@ -41,7 +41,10 @@ export interface EventActivityDeps {
   cipher: SecretCipher;
   client: Client;
   policy: DestinationPolicy;
-  /** Delays in ms after the first attempt (CONTRACT §6 default: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). */
+  /**
+   * Delays in ms after the first attempt (docs/webhooks.md#delivery-and-retries; default 5 s, 5 min, 30 min,
+   * 2 h, 5 h, 10 h, 10 h).
+   */
   retryScheduleMs: number[];
 }
 

@@ -8,7 +8,7 @@ import { purgeExpiredIdempotencyKeys } from '../../src/store/idempotency';
 import { purgeDeliveryLog } from '../../src/store/webhooks';
 
 export interface PurgeResult {
-  /** Trigger idempotency keys past their 24 hours (CONTRACT §4). */
+  /** Trigger idempotency keys past their 24 hours (docs/api.md#idempotency). */
   idempotency_keys: number;
   /** Finished webhook deliveries past the retention, with their attempts. */
   deliveries: number;

@@ -1,10 +1,11 @@
 /**
  * The `run_steps` local activity: runs a batch of consecutive steps (see batchFrom in the workflow) and
- * records what each did. Every expression of a definition (`if`, rules, templates) is evaluated here, on
- * the worker's main thread, never in workflow code: the workflow sandbox costs 100 µs or more per JSONata
- * step, and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process
- * (issue 14 in the README's history). Here, evaluation is bounded by deterministic step and work budgets,
- * backed by a wall-clock limit, and pauses every few thousand steps so that other runs go on meanwhile.
+ * records what each did. Every expression of a definition (`if`, rules, templates) is evaluated here, on the
+ * worker's main thread, never in workflow code: the workflow sandbox costs 100 µs or more per JSONata step,
+ * and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process (issue 14;
+ * docs/operations.md#architecture says why). Here, evaluation is bounded by deterministic step and work
+ * budgets, backed by a wall-clock limit, and pauses every few thousand steps so that other runs go on
+ * meanwhile.
  *
  * A step's outcome is data, not an exception: its record (input, output, timings, error) lands in the
  * local activity's marker in history, and `next` says what the workflow does: go on, stop, fail, retry
@@ -154,7 +155,7 @@ async function runStep(
   }
 }
 
-/** First matching rule wins; no match gives `default` (CONTRACT §4). */
+/** First matching rule wins; no match gives `default` (docs/definitions.md#rules). */
 async function runRules(
   step: RulesStep,
   context: ExpressionContext,

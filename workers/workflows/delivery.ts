@@ -1,12 +1,12 @@
 /**
- * One event's delivery (CONTRACT §6): its own workflow, so a slow or dead receiver never holds an
- * execution open, and operators see deliveries in Temporal UI. A closing event first waits until the
- * execution's run is closed. Then each subscribed endpoint gets its first attempt as a local activity:
- * a receiver that answers at once is served in the workflow's first task, with no activity task to
- * dispatch. A failed first attempt hands over, after the schedule's first delay (a durable timer), to
- * one retrying activity per endpoint, which computes each later delay (the Standard Webhooks schedule,
- * or the receiver's Retry-After). An event emitted while the database was away arrives without its
- * deliveries (`deliveries_unrecorded`): the workflow records them first, once the database is back.
+ * One event's delivery (docs/webhooks.md#delivery-and-retries): its own workflow, so a slow or dead receiver
+ * never holds an execution open, and operators see deliveries in Temporal UI. A closing event first waits
+ * until the execution's run is closed. Then each subscribed endpoint gets its first attempt as a local
+ * activity: a receiver that answers at once is served in the workflow's first task, with no activity task to
+ * dispatch. A failed first attempt hands over, after the schedule's first delay (a durable timer), to one
+ * retrying activity per endpoint, which computes each later delay (the Standard Webhooks schedule, or the
+ * receiver's Retry-After). An event emitted while the database was away arrives without its deliveries
+ * (`deliveries_unrecorded`): the workflow records them first, once the database is back.
  */
 import { proxyActivities, proxyLocalActivities, setWorkflowOptions, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';

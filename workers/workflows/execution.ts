@@ -13,8 +13,9 @@
  * and for the events it emits. A failed step fails the run (Temporal status Failed); a retry is a new
  * run of the same execution that resumes at the failed step (ExecutionInput.resume).
  *
- * Versioning: a run stays on the worker build that started it (PINNED), so a deploy never replays it
- * on code it was not written for (src/temporal/worker-deployment.ts, README: Deploys).
+ * Versioning: a run stays on the worker build that started it (PINNED), so a deploy never replays it on code
+ * it was not written for (src/temporal/worker-deployment.ts,
+ * docs/operations.md#deploys-worker-builds-and-versioning).
  *
  * Deterministic code only (Temporal's sandbox). No module-level mutable state: with reuseV8Context,
  * module scope is shared between runs.
@@ -245,7 +246,10 @@ function checkHistorySize(run: Run, next: Step): void {
   });
 }
 
-/** A record's step as later expressions see it (CONTRACT §4: `steps.<id>.output`, `.status`). */
+/**
+ * A record's step as later expressions see it (docs/definitions.md#expressions-and-templates:
+ * `steps.<id>.output`, `.status`).
+ */
 function remember(run: Run, record: StepRecord): void {
   if (record.status === 'success' || record.status === 'skipped')
     run.context.steps[record.id] = { status: record.status, output: record.output };
@@ -326,8 +330,9 @@ async function failExecution(run: Run, error: ExecutionError): Promise<never> {
 }
 
 /**
- * Emits an execution event (CONTRACT §6) about this run. Skipped when the last batch, in this very
- * workflow task, reported that nobody subscribes to it: the answer is as fresh as the database's would be.
+ * Emits an execution event (docs/webhooks.md#events-and-payload) about this run. Skipped when the last batch,
+ * in this very workflow task, reported that nobody subscribes to it: the answer is as fresh as the database's
+ * would be.
  */
 async function emit(
   run: Run,

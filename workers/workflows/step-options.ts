@@ -1,4 +1,7 @@
-/** How a step's `retry` and `timeout` map onto the options of the activity that retries it (CONTRACT §4, §10). */
+/**
+ * How a step's `retry` and `timeout` map onto the options of the activity that retries it
+ * (docs/definitions.md#conditions-retries-and-timeouts).
+ */
 import type { Duration } from '@temporalio/common';
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 import type { Step } from '../../core/definitions/schema';

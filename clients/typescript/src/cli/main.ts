@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `switchyard`: the command line of the Switchyard API, on top of @switchyard/client. Human output by
- * default, `--json` for scripts; exit codes in args.ts (EXIT). See README.md, "Command line".
+ * default, `--json` for scripts; exit codes in args.ts (EXIT). See the package README
+ * (README.md#command-line) and docs/client.md.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
