@@ -22,8 +22,11 @@ export async function validateInput(
   const leaves = result.errors.filter(
     (e) => !['properties', 'allOf', 'items', 'prefixItems', '$ref'].includes(e.keyword),
   );
-  return (leaves.length > 0 ? leaves : result.errors).map((e) => ({
-    path: e.instanceLocation.replace(/^#/, '') || '/',
-    message: e.error,
-  }));
+  return (leaves.length > 0 ? leaves : result.errors).map((e) => {
+    const at = e.instanceLocation.replace(/^#/, '');
+    // As the service words it: the missing property in the path, where a person looks for it.
+    const missing = e.keyword === 'required' ? /property "(.*)"/.exec(e.error)?.[1] : undefined;
+    if (missing !== undefined) return { path: `${at}/${missing}`, message: 'is required' };
+    return { path: at || '/', message: e.error };
+  });
 }

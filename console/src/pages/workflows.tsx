@@ -1,15 +1,290 @@
+/**
+ * Workflows: the list, and a definition page with its versions (read any, compare two) and a form
+ * generated from the version's `input_schema` that starts a run and opens it.
+ */
+import type { Workflow, WorkflowListItem } from '@switchyard/client/browser';
+import { useState } from 'preact/hooks';
+import { Link, useLocation, useSearch } from 'wouter-preact';
+import { api } from '../api';
+import { Empty, ErrorNotice, Loading } from '../components/feedback';
+import { JsonView } from '../components/json-view';
+import { SchemaForm } from '../components/schema-form';
+import { formatJson, formatTime } from '../format';
+import { useCan } from '../session';
+import { useAsync } from '../use-async';
+
 export function WorkflowsPage() {
+  const [extra, setExtra] = useState<{ items: WorkflowListItem[]; cursor: string | null } | null>(null);
+  const [moreError, setMoreError] = useState<unknown>(undefined);
+  const first = useAsync(async () => {
+    const page = await api.workflows.list({ limit: 50 }).pages().next();
+    return page.value ?? { data: [], next_cursor: null };
+  }, []);
+  const items = [...(first.data?.data ?? []), ...(extra?.items ?? [])];
+  const cursor = extra ? extra.cursor : (first.data?.next_cursor ?? null);
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    try {
+      const page = await api.raw.GET('/v1/workflows', { params: { query: { limit: 50, cursor } } });
+      if (!page.data) throw new Error('no page');
+      setExtra({ items: [...(extra?.items ?? []), ...page.data.data], cursor: page.data.next_cursor });
+    } catch (caught) {
+      setMoreError(caught);
+    }
+  };
+
   return (
-    <section>
-      <h1>Workflows</h1>
+    <section aria-labelledby="workflows-title">
+      <h1 id="workflows-title">Workflows</h1>
+      <ErrorNotice error={first.error} title="Could not list the workflows" />
+      {first.loading && !first.data && <Loading label="Loading workflows…" />}
+      {first.data && items.length === 0 && (
+        <Empty>No workflows in this workspace yet: create one with the API or the switchyard CLI.</Empty>
+      )}
+      {items.length > 0 && (
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Workflows table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Workflow</th>
+                <th scope="col">Name</th>
+                <th scope="col">Trigger</th>
+                <th scope="col">Version</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((workflow) => (
+                <tr key={workflow.id} data-testid="workflow-row">
+                  <td>
+                    <Link href={`/workflows/${encodeURIComponent(workflow.id)}`} class="mono">
+                      {workflow.id}
+                    </Link>
+                  </td>
+                  <td>{workflow.name ?? '–'}</td>
+                  <td>{workflow.trigger.type}</td>
+                  <td>{workflow.version}</td>
+                  <td>{formatTime(workflow.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorNotice error={moreError} title="Could not load more workflows" />
+      {cursor && (
+        <button type="button" onClick={() => void loadMore()}>
+          Load more
+        </button>
+      )}
     </section>
   );
 }
 
+/** What defines a version: the response without its bookkeeping (dates, version list, hook secret). */
+function definitionOf(workflow: Workflow): Record<string, unknown> {
+  const {
+    version: _version,
+    created_at: _created,
+    updated_at: _updated,
+    version_created_at: _versionCreated,
+    latest_version: _latest,
+    versions: _versions,
+    hook_secret: _secret,
+    ...definition
+  } = workflow;
+  return definition;
+}
+
 export function WorkflowPage({ id }: { id: string }) {
+  const search = new URLSearchParams(useSearch());
+  const [, navigate] = useLocation();
+  const requested = Number(search.get('version'));
+  const version = Number.isInteger(requested) && requested > 0 ? requested : undefined;
+  const canWrite = useCan('write');
+  const workflow = useAsync(() => api.workflows.get(id, version ? { version } : {}), [id, version]);
+  const [startError, setStartError] = useState<unknown>(undefined);
+  const shown = workflow.data;
+
+  if (!shown) {
+    return (
+      <section>
+        <h1>Workflow {id}</h1>
+        <ErrorNotice error={workflow.error} title="Could not read this workflow" />
+        {workflow.loading && <Loading label="Loading the workflow…" />}
+      </section>
+    );
+  }
+
+  const start = async (input: Record<string, unknown>) => {
+    setStartError(undefined);
+    try {
+      const accepted = await api.workflows.trigger(shown.id, input, { version: shown.version });
+      navigate(`/runs/${encodeURIComponent(accepted.execution_id)}`);
+    } catch (caught) {
+      setStartError(caught);
+    }
+  };
+
+  const versions = [...shown.versions].sort((a, b) => b.version - a.version);
   return (
-    <section>
-      <h1>Workflow {id}</h1>
+    <section aria-labelledby="workflow-title">
+      <nav aria-label="Breadcrumb" class="breadcrumb">
+        <Link href="/workflows">Workflows</Link> / <span class="mono">{shown.id}</span>
+      </nav>
+      <div class="page-head">
+        <h1 id="workflow-title">{shown.name ?? shown.id}</h1>
+        <Link href={`/?workflow=${encodeURIComponent(shown.id)}`}>Runs of this workflow</Link>
+      </div>
+      {shown.description && <p>{shown.description}</p>}
+      <dl class="facts">
+        <div>
+          <dt>Id</dt>
+          <dd class="mono">{shown.id}</dd>
+        </div>
+        <div>
+          <dt>Trigger</dt>
+          <dd>{shown.trigger?.type ?? 'api'}</dd>
+        </div>
+        <div>
+          <dt>Showing version</dt>
+          <dd>
+            {shown.version} of {shown.latest_version}
+          </dd>
+        </div>
+        <div>
+          <dt>Saved</dt>
+          <dd>{formatTime(shown.version_created_at)}</dd>
+        </div>
+      </dl>
+      <div class="field">
+        <label for="version-select">Version</label>
+        <select
+          id="version-select"
+          value={String(shown.version)}
+          onChange={(e) =>
+            navigate(`/workflows/${encodeURIComponent(shown.id)}?version=${e.currentTarget.value}`, {
+              replace: true,
+            })
+          }
+        >
+          {versions.map((v) => (
+            <option key={v.version} value={String(v.version)}>
+              Version {v.version}
+              {v.version === shown.latest_version ? ' (latest)' : ''} – {formatTime(v.created_at)}
+            </option>
+          ))}
+        </select>
+      </div>
+      {canWrite && (
+        <div class="panel" role="region" aria-labelledby="run-form-title">
+          <h2 id="run-form-title">Start a run of version {shown.version}</h2>
+          <SchemaForm
+            key={`${shown.id}@${shown.version}`}
+            schema={shown.input_schema}
+            submitLabel="Start run"
+            onSubmit={start}
+          />
+          <ErrorNotice error={startError} title="Could not start the run" />
+        </div>
+      )}
+      <h2>Steps</h2>
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Steps of this version">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Runs if</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.steps.map((step) => {
+              const s = step as { id: string; kind: string; name?: string; if?: string };
+              return (
+                <tr key={s.id}>
+                  <td>
+                    <span class="mono">{s.id}</span>
+                    {s.name && <span class="hint"> {s.name}</span>}
+                  </td>
+                  <td>{s.kind}</td>
+                  <td>{s.if ? <code>{s.if}</code> : 'always'}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <h2>Definition</h2>
+      <JsonView value={definitionOf(shown)} label={`Definition of version ${shown.version}`} />
+      {shown.latest_version > 1 && <VersionDiff workflow={shown} />}
+    </section>
+  );
+}
+
+/** The differences between two versions' definitions, line by line (the `diff` package, loaded on demand). */
+function VersionDiff({ workflow }: { workflow: Workflow }) {
+  const [from, setFrom] = useState(workflow.version > 1 ? workflow.version - 1 : 1);
+  const [to, setTo] = useState(workflow.version > 1 ? workflow.version : 2);
+  const versions = [...workflow.versions].sort((a, b) => a.version - b.version);
+  const diff = useAsync(async () => {
+    const [older, newer, { diffLines }] = await Promise.all([
+      api.workflows.get(workflow.id, { version: from }),
+      api.workflows.get(workflow.id, { version: to }),
+      import('diff'),
+    ]);
+    return diffLines(formatJson(definitionOf(older)), formatJson(definitionOf(newer)));
+  }, [workflow.id, from, to]);
+
+  const select = (id: string, label: string, value: number, set: (v: number) => void) => (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <select id={id} value={String(value)} onChange={(e) => set(Number(e.currentTarget.value))}>
+        {versions.map((v) => (
+          <option key={v.version} value={String(v.version)}>
+            Version {v.version}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+
+  return (
+    <section aria-labelledby="diff-title">
+      <h2 id="diff-title">Compare versions</h2>
+      <div class="filters">
+        {select('diff-from', 'From', from, setFrom)}
+        {select('diff-to', 'To', to, setTo)}
+      </div>
+      <ErrorNotice error={diff.error} title="Could not compare the versions" />
+      {diff.loading && !diff.data && <Loading label="Comparing…" />}
+      {diff.data && (
+        <pre
+          class="diff"
+          data-testid="diff"
+          tabIndex={0}
+          aria-label={`Changes from version ${from} to version ${to}`}
+        >
+          {diff.data.flatMap((part, index) =>
+            part.value
+              .replace(/\n$/, '')
+              .split('\n')
+              .map((line, lineIndex) => (
+                <span
+                  key={`${index}:${lineIndex}`}
+                  class={part.added ? 'added' : part.removed ? 'removed' : ''}
+                >
+                  {part.added ? '+ ' : part.removed ? '- ' : '  '}
+                  {line}
+                </span>
+              )),
+          )}
+        </pre>
+      )}
+      {diff.data && diff.data.every((part) => !part.added && !part.removed) && (
+        <p class="hint">These versions are the same.</p>
+      )}
     </section>
   );
 }
