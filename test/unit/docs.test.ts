@@ -173,7 +173,7 @@ describe('docs', () => {
       for (const file of DOCUMENTS) {
         for (const span of codeSpans(read(file))) {
           for (const [name] of span.text.matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:_\*)?/g)) {
-            found.push({ name: name!, where: `${file}:${span.line}` });
+            found.push({ name, where: `${file}:${span.line}` });
           }
         }
         for (const block of blocksOf(file).filter((b) => SHELL.has(b.lang))) {
@@ -307,7 +307,7 @@ describe('docs', () => {
       for (const file of CODE) {
         for (const [target] of read(file).matchAll(/\bdocs\/[\w./-]+\.md(?:#[\w-]+)?/g)) {
           cited += 1;
-          const why = broken(path.join(projectRoot, 'README.md'), target!);
+          const why = broken(path.join(projectRoot, 'README.md'), target);
           if (why) wrong.push(`${file} → ${target}: ${why}`);
         }
       }
@@ -378,13 +378,13 @@ describe('docs', () => {
       };
       const host = ts.createCompilerHost(options);
       const virtual = new Map(examples.map((example) => [example.name, example.code]));
-      const { fileExists, readFile, getSourceFile } = host;
-      host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);
-      host.readFile = (name) => virtual.get(name) ?? readFile.call(host, name);
+      const real = ts.createCompilerHost(options);
+      host.fileExists = (name) => virtual.has(name) || real.fileExists(name);
+      host.readFile = (name) => virtual.get(name) ?? real.readFile(name);
       host.getSourceFile = (name, version, onError) =>
         virtual.has(name)
           ? ts.createSourceFile(name, virtual.get(name)!, version)
-          : getSourceFile.call(host, name, version, onError);
+          : real.getSourceFile(name, version, onError);
       const program = ts.createProgram([...virtual.keys()], options, host);
       const problems = ts
         .getPreEmitDiagnostics(program)

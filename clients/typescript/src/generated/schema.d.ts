@@ -432,11 +432,11 @@ export interface paths {
      *     API process over a PostgreSQL server); responses carry RateLimit-Limit, RateLimit-Remaining and
      *     RateLimit-Reset, and a 429 `rate_limited` adds Retry-After.
      *
-     *     Example:
+     *     Example, for a workflow `new-signup` with a webhook trigger whose hook secret is in `HOOK_SECRET`:
      *     ```
      *     body='{"customer":"Ada","plan":"pro"}'; t=$(date +%s)
      *     sig=$(printf '%s.%s' "$t" "$body" | openssl dgst -sha256 -hmac "$HOOK_SECRET" | sed 's/^.* //')
-     *     curl -X POST https://switchyard.example/v1/hooks/customer-onboarding \
+     *     curl -X POST https://switchyard.example/v1/hooks/new-signup \
      *       -H 'Content-Type: application/json' -H "X-Service-Signature: t=$t,v1=$sig" --data-binary "$body"
      *     ```
      */
