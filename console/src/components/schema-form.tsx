@@ -39,7 +39,8 @@ function fieldKind(schema: Schema): FieldKind {
 function initialText(kind: FieldKind, schema: Schema): string {
   const fallback = schema['default'];
   if (fallback === undefined) return kind === 'boolean' ? 'false' : '';
-  return kind === 'json' ? formatJson(fallback) : String(fallback as string | number | boolean);
+  if (kind === 'json' || typeof fallback === 'object') return formatJson(fallback);
+  return typeof fallback === 'string' ? fallback : JSON.stringify(fallback);
 }
 
 /** The fields of an object schema, or null when the schema is not one (the form is then JSON only). */
