@@ -154,7 +154,11 @@ describe('docs', () => {
         readIn: ['clients/typescript/src/cli'],
       },
       { names: /^TEST_[A-Z0-9_]+$/, why: 'the test suites', readIn: ['test/support'] },
-      { names: /^UPDATE_SCREENSHOTS$/, why: 'the screenshot test', readIn: ['test/integration'] },
+      {
+        names: /^(UPDATE_SCREENSHOTS|FUZZ_[A-Z0-9_]+)$/,
+        why: 'the screenshot test and the Schemathesis fuzz test',
+        readIn: ['test/integration'],
+      },
       { names: /^LOAD_[A-Z0-9_]+$/, why: 'the load suite', readIn: ['test/load'] },
       { names: /^BENCH_[A-Z0-9_]+$/, why: 'the benchmark', readIn: ['bench'] },
       { names: /^FAKE_AI_PORT$/, why: '`npm run fake-ai`', readIn: ['scripts/fake-ai-provider.ts'] },
