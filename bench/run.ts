@@ -9,7 +9,8 @@
  * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_WEBHOOK_EXECUTIONS,
  * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
  * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_LOG_LEVEL for the service's logs (warn);
- * BENCH_ARCHIVE=1 also keeps dated copies of the results.
+ * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
+ * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
  */
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ import { describeEnvironment } from './environment';
 import { createApiClient } from './http-load';
 import { writeReportFiles } from './report';
 import type { BenchContext, BenchSettings } from './scenarios/common';
+import { benchConsoleExecution } from './scenarios/console-execution';
 import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchIsolation } from './scenarios/isolation';
@@ -83,16 +85,22 @@ const STACK_SCENARIOS = [
   'isolation',
 ] as const;
 const SCENARIOS = ['onboard', ...STACK_SCENARIOS] as const;
-type Scenario = (typeof SCENARIOS)[number];
+/**
+ * Scenarios that run only when BENCH_SCENARIOS names them, on the in-process stack: console_execution
+ * (the console's 200-step run page in Chromium) measures a browser, not the service's throughput.
+ */
+const OPTIONAL_SCENARIOS = ['console_execution'] as const;
+type Scenario = (typeof SCENARIOS)[number] | (typeof OPTIONAL_SCENARIOS)[number];
 
-/** BENCH_SCENARIOS: a comma-separated subset of SCENARIOS (all by default). */
+/** BENCH_SCENARIOS: a comma-separated subset of SCENARIOS and OPTIONAL_SCENARIOS (SCENARIOS by default). */
 function selectedScenarios(): Set<Scenario> {
   const raw = process.env['BENCH_SCENARIOS'];
   if (!raw) return new Set(SCENARIOS);
   const names = raw.split(',').map((name) => name.trim());
+  const known: readonly string[] = [...SCENARIOS, ...OPTIONAL_SCENARIOS];
   for (const name of names)
-    if (!(SCENARIOS as readonly string[]).includes(name))
-      throw new Error(`BENCH_SCENARIOS: unknown scenario "${name}" (${SCENARIOS.join(', ')})`);
+    if (!known.includes(name))
+      throw new Error(`BENCH_SCENARIOS: unknown scenario "${name}" (${known.join(', ')})`);
   return new Set(names as Scenario[]);
 }
 
@@ -104,6 +112,14 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('five_step_e2e') ? { five_step_e2e: await benchFiveStep(ctx) } : {}),
     ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
+    ...(selected.has('console_execution')
+      ? {
+          console_execution: await benchConsoleExecution(
+            ctx,
+            nonNegativeIntFromEnv('BENCH_CONSOLE_LOADS', 10),
+          ),
+        }
+      : {}),
   };
 }
 
@@ -114,7 +130,7 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   // First, on stacks of its own (the service as `npm start` runs it), before the in-process stack exists.
   const onboard = selected.has('onboard') ? await benchOnboard(onboardSettingsFromEnv()) : undefined;
-  const needsStack = STACK_SCENARIOS.some((scenario) => selected.has(scenario));
+  const needsStack = [...STACK_SCENARIOS, ...OPTIONAL_SCENARIOS].some((scenario) => selected.has(scenario));
   let results: Awaited<ReturnType<typeof runScenarios>> = {};
   let environment: Awaited<ReturnType<typeof describeEnvironment>>;
   if (needsStack) {
@@ -153,7 +169,7 @@ async function main(): Promise<void> {
     environment,
     duration_s: Math.round((Date.now() - began) / 1000),
   };
-  if (selected.size < SCENARIOS.length) {
+  if (selected.size < SCENARIOS.length || OPTIONAL_SCENARIOS.some((scenario) => selected.has(scenario))) {
     // A subset does not replace the full results (latest.json, latest.md, docs/benchmarks.md's table).
     process.stdout.write(writeResults(report, SUBSET_RESULTS_FILE));
     progress(`written to ${path.relative(process.cwd(), SUBSET_RESULTS_FILE)}`);
