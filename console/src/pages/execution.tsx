@@ -150,18 +150,20 @@ function RunActions({ run, onDone }: { run: Execution; onDone: (message: string)
   if (run.status !== 'failed' && !ACTIVE.has(run.status)) return null;
   return (
     <div class="panel" aria-label="Actions" role="region">
-      <div class="actions">
-        {run.status === 'failed' && !retrying && (
-          <button type="button" class="primary" onClick={() => setRetrying(true)}>
-            Retry from the failed step…
-          </button>
-        )}
-        {ACTIVE.has(run.status) && (
-          <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
-            Cancel run
-          </button>
-        )}
-      </div>
+      {!retrying && (
+        <div class="actions">
+          {run.status === 'failed' && (
+            <button type="button" class="primary" onClick={() => setRetrying(true)}>
+              Retry from the failed step…
+            </button>
+          )}
+          {ACTIVE.has(run.status) && (
+            <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
+              Cancel run
+            </button>
+          )}
+        </div>
+      )}
       <ErrorNotice error={error} title="The action failed" />
       {retrying && run.status === 'failed' && (
         <RetryEditor

@@ -176,15 +176,15 @@ export function RunsPage() {
                       {run.execution_id}
                     </Link>
                   </td>
-                  <td>
+                  <td data-label="Workflow">
                     {run.workflow} <span class="hint">v{run.workflow_version}</span>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td>{formatTime(run.started_at)}</td>
-                  <td>{formatDuration(run.duration_ms)}</td>
-                  <td class="error-cell">
+                  <td data-label="Started">{formatTime(run.started_at)}</td>
+                  <td data-label="Duration">{formatDuration(run.duration_ms)}</td>
+                  <td class="error-cell" data-label={run.error ? 'Error' : undefined}>
                     {run.error && (
                       <>
                         <code>{run.error.code}</code>
