@@ -13,14 +13,17 @@ import { SettingsPage } from './pages/settings';
 import { SignInPage } from './pages/sign-in';
 import { WebhookPage, WebhooksPage } from './pages/webhooks';
 import { WorkflowPage, WorkflowsPage } from './pages/workflows';
-import { readSession, SessionContext, signOut, type ConsoleSession } from './session';
+import { forgetSession, readSession, SessionContext, signOut, type ConsoleSession } from './session';
 
 export function App() {
   const [session, setSession] = useState<ConsoleSession | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
 
   useEffect(() => {
-    whenSessionEnds(() => setSession(null));
+    whenSessionEnds(() => {
+      forgetSession();
+      setSession(null);
+    });
     readSession().then(setSession, (caught: unknown) => {
       setError(caught);
       setSession(null);

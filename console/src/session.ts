@@ -96,6 +96,12 @@ export async function signIn(apiKey: string): Promise<ConsoleSession> {
   return session;
 }
 
+/** The service ended the session (expired, key revoked): the next visit starts at the sign-in form. */
+export function forgetSession(): void {
+  setCsrfToken(undefined);
+  setHint(false);
+}
+
 export async function signOut(): Promise<void> {
   if (!currentCsrfToken()) {
     setHint(false);

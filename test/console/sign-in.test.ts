@@ -126,4 +126,30 @@ describe('Console: serving and sign-in @browser', function () {
       await tab.close();
     }
   });
+
+  it('a key revoked elsewhere ends the session: the next call brings the sign-in form back', async () => {
+    const { workspaceId, key } = await harness.service.newWorkspace(['read']);
+    const admin = await harness.service.newKey(workspaceId, ['admin']);
+    const tab = await openConsole(harness);
+    try {
+      const { page } = tab;
+      await signIn(page, key);
+      const keys = await harness.service.api(admin).get('/v1/api-keys');
+      const id = (keys.body.data as { id: string; scopes: string[] }[]).find(
+        (k) => k.scopes[0] === 'read',
+      )!.id;
+      await harness.service.api(admin).delete(`/v1/api-keys/${id}`).expect(204);
+
+      await page.getByRole('link', { name: 'Workflows' }).click();
+      await page.getByLabel('API key').waitFor();
+      const logged = tab.watch.consoleErrors.length;
+      // The page no longer asks the service on the next visit: the form shows at once, nothing is logged.
+      await page.reload();
+      await page.getByLabel('API key').waitFor();
+      expect(tab.watch.consoleErrors.length).to.equal(logged);
+      expectNoErrors(tab.watch, [/status of 401/]);
+    } finally {
+      await tab.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@
  * Workflows: the list, and a definition page with its versions (read any, compare two) and a form
  * generated from the version's `input_schema` that starts a run and opens it.
  */
-import type { Workflow, WorkflowListItem } from '@switchyard/client/browser';
+import { SwitchyardError, type Workflow, type WorkflowListItem } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
@@ -27,7 +27,7 @@ export function WorkflowsPage() {
     if (!cursor) return;
     try {
       const page = await api.raw.GET('/v1/workflows', { params: { query: { limit: 50, cursor } } });
-      if (!page.data) throw new Error('no page');
+      if (!page.data) throw SwitchyardError.fromResponse(page.response, page.error);
       setExtra({ items: [...(extra?.items ?? []), ...page.data.data], cursor: page.data.next_cursor });
     } catch (caught) {
       setMoreError(caught);
