@@ -87,6 +87,10 @@ export function createApp(services: Services): Koa {
   return app;
 }
 
+/**
+ * One line per request at info (a 5xx at warn): method, route pattern, status, duration, request id and
+ * the API key's id (never the key). Level checks first, so a process logging at warn pays nothing here.
+ */
 function accessLog(services: Services): Koa.Middleware {
   const log = services.logger.child({ component: 'http' });
   return async (ctx, next) => {
@@ -94,18 +98,27 @@ function accessLog(services: Services): Koa.Middleware {
     try {
       await next();
     } finally {
-      if (log.isLevelEnabled('debug') || ctx.status >= 500) {
-        log[ctx.status >= 500 ? 'warn' : 'debug'](
+      const level = ctx.status >= 500 ? 'warn' : 'info';
+      if (log.isLevelEnabled(level)) {
+        log[level](
           {
             method: ctx.method,
+            route: requestRoute(ctx),
             path: ctx.path,
             status: ctx.status,
-            ms: Math.round(performance.now() - started),
-            requestId: ctx.state['requestId'],
+            ms: Math.round((performance.now() - started) * 10) / 10,
+            requestId: ctx.state['requestId'] as string,
+            keyId: ctx.state['keyId'] as string | undefined,
           },
           'request',
         );
       }
     }
   };
+}
+
+/** The route's pattern (`/v1/workflows/{id}`), or `unmatched` when no route answered (a 404, a console file). */
+export function requestRoute(ctx: Koa.Context): string {
+  const route = ctx.state['route'] ?? (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof route === 'string' ? route : 'unmatched';
 }

@@ -47,6 +47,7 @@ const envSchema = z.object({
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
   RATE_LIMIT_BURST: positiveInt.default(100),
@@ -105,6 +106,8 @@ export interface Config {
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
   housekeepingIntervalMinutes: number;
   logLevel: Env['LOG_LEVEL'];
+  /** `auto`: readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise. */
+  logFormat: Env['LOG_FORMAT'];
   bodyLimitBytes: number;
   rateLimit: { perSecond: number; burst: number };
   seedDemo: boolean;
@@ -199,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     seedDemo: e.SEED_DEMO,

@@ -16,7 +16,7 @@ export function loadConfigOrExit(): Config {
 }
 
 export function processLogger(config: Config, role: string): Logger {
-  return createLogger(config.logLevel, { role });
+  return createLogger(config.logLevel, { role }, { format: config.logFormat });
 }
 
 /** A stop that signals (or the caller) start once. */

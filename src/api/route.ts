@@ -132,7 +132,10 @@ export function registerRoutes(
 ): void {
   for (const route of routes) {
     router[route.method](koaPath(route.path), async (ctx: Koa.Context) => {
+      // The access log and the request metrics name the route by its pattern, never by its ids.
+      ctx.state['route'] = route.path;
       const auth = route.auth === 'none' ? undefined : await middleware.authenticate(ctx, route.auth);
+      if (auth) ctx.state['keyId'] = auth.keyId;
       if (auth) await middleware.rateLimit(ctx, auth);
       // No id can hold U+0000 (PostgreSQL cannot even store one): such an id is unknown, a 404.
       if (Object.values(ctx.params as Record<string, string>).some((value) => value.includes('\u0000')))
