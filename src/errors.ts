@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'execution_not_running',
   'step_not_waiting',
   'workflow_exists',
+  'no_webhook_trigger',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',

@@ -22,11 +22,16 @@ const stepIdSchema = z
   .regex(
     STEP_ID_PATTERN,
     'must start with a lowercase letter and contain only lowercase letters, digits and "_" (at most 63 characters)',
-  );
+  )
+  // Refused on save (src/definitions/validate.ts): the trigger step of every execution has that id.
+  .meta({ not: { const: 'trigger' }, description: 'Unique in the definition; "trigger" is reserved.' });
 
 const durationSchema = z
   .string()
   .regex(DURATION_PATTERN, 'must be a duration such as "500ms", "30s", "15m", "72h" or "7d"');
+
+/** A schedule's interval: a duration of at least one second. */
+export const SCHEDULE_EVERY_PATTERN = /^([1-9][0-9]{0,8}(s|m|h|d)|[1-9][0-9]{3,8}ms)$/;
 
 /**
  * Checked on save beyond its type: the text must parse as JSONata (a syntax error is 400
@@ -170,13 +175,21 @@ export const triggerSchema = z
     [
       z.strictObject({ type: z.literal('api') }),
       z.strictObject({ type: z.literal('webhook') }),
-      z.strictObject({
-        type: z.literal('schedule'),
-        cron: z.string().min(1).max(200).optional(),
-        every: durationSchema.optional(),
-        timezone: z.string().min(1).max(100).optional(),
-        input: z.record(z.string(), z.unknown()).optional(),
-      }),
+      z
+        .strictObject({
+          type: z.literal('schedule'),
+          cron: z.string().min(1).max(200).optional(),
+          every: z
+            .string()
+            .regex(SCHEDULE_EVERY_PATTERN, 'must be a duration of at least 1s, such as "30s", "15m" or "1h"')
+            .optional(),
+          timezone: z.string().min(1).max(100).optional(),
+          input: z.record(z.string(), z.unknown()).optional(),
+        })
+        .meta({
+          // Checked on save (a schedule needs exactly one of the two); stated here for tools.
+          oneOf: [{ required: ['cron'] }, { required: ['every'] }],
+        }),
     ],
     {
       error: (issue) =>

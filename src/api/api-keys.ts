@@ -32,9 +32,19 @@ const createdApiKeySchema = apiKeySchema
   .extend({ key: z.string().meta({ description: 'The key: shown only in this response.' }) })
   .meta({ id: 'CreatedApiKey' });
 
+/**
+ * A character that String.prototype.trim keeps (anything but ECMAScript white space and line terminators,
+ * spelt out so that every regex engine reads the class alike): a name must hold one.
+ */
+const NOT_BLANK = /[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
 const createBody = z
   .strictObject({
-    name: z.string().trim().min(1).max(200),
+    // At most 200 characters as sent; stored without leading and trailing white space, never blank.
+    name: z.string().max(200).trim().min(1, 'must not be blank').meta({
+      pattern: NOT_BLANK.source,
+      description: 'Not blank; stored without leading and trailing white space.',
+    }),
     scopes: z
       .array(z.enum(SCOPES))
       .min(1)

@@ -210,7 +210,9 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       version,
       description:
         'Durable workflow orchestration on Temporal. Errors share one body: {"error": {code, message, request_id, details}}. ' +
-        'Lists take ?limit= (default 20, max 100) and ?cursor= and answer {data, next_cursor}.',
+        'Lists take ?limit= (default 20, max 100) and ?cursor= and answer {data, next_cursor}. ' +
+        'What the service stores (definitions, names, descriptions, webhook URLs, secret values) cannot hold the ' +
+        'character U+0000, which PostgreSQL cannot store: a body that would store one is 400 invalid_request.',
     },
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],

@@ -119,7 +119,9 @@ const createBody = z
       .array(z.enum(EVENT_KINDS, { error: `must be one of ${EVENT_KINDS.join(', ')}` }))
       .min(1)
       .max(EVENT_KINDS.length)
-      .refine((events) => new Set(events).size === events.length, 'must not repeat an event kind'),
+      .refine((events) => new Set(events).size === events.length, 'must not repeat an event kind')
+      // The document states the refinement, so that tools generate what is accepted.
+      .meta({ uniqueItems: true }),
     description: z.string().max(500).optional(),
   })
   .meta({

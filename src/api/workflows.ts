@@ -86,6 +86,31 @@ const workflowListItemExample = {
   updated_at: '2026-11-20T16:48:12.377Z',
 };
 
+/**
+ * Beyond their schema, definitions are checked on save (src/definitions/validate.ts) for what no JSON
+ * Schema can say; the create and save operations describe those checks.
+ */
+const DEFINITION_CHECKS =
+  'Beyond this schema, a definition is checked on save, and every problem is reported at once (400 ' +
+  'invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every ' +
+  'JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come ' +
+  'earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; ' +
+  "`input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule " +
+  "trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, " +
+  'and its `cron` is an expression Temporal accepts.';
+
+/** A PUT body: a definition whose id may be left out, since the URL names the workflow. */
+const definitionVersionSchema = definitionSchema
+  .extend({
+    id: workflowIdSchema.optional().meta({
+      description: "May be left out: the URL names the workflow. When given, it must be the URL's id.",
+    }),
+  })
+  .meta({
+    id: 'WorkflowDefinitionVersion',
+    example: Object.fromEntries(Object.entries(DEFINITION_EXAMPLE).filter(([key]) => key !== 'id')),
+  });
+
 const idParams = z.object({ id: z.string() });
 const versionParam = z.coerce
   .number()
@@ -176,6 +201,7 @@ export function workflowRoutes(): AnyRoute[] {
       path: '/v1/workflows',
       operationId: 'createWorkflow',
       summary: 'Create a workflow (version 1)',
+      description: DEFINITION_CHECKS,
       tag: 'Workflows',
       auth: 'write',
       body: definitionSchema,
@@ -201,6 +227,11 @@ export function workflowRoutes(): AnyRoute[] {
             },
             deleteWorkflow: { operationId: 'deleteWorkflow', parameters: { id: '$response.body#/id' } },
             triggerWorkflow: { operationId: 'triggerWorkflow', parameters: { id: '$response.body#/id' } },
+            rotateHookSecret: {
+              operationId: 'rotateHookSecret',
+              parameters: { id: '$response.body#/id' },
+              description: 'Workflows with a webhook trigger only (409 no_webhook_trigger otherwise).',
+            },
           },
         },
       },
@@ -259,10 +290,11 @@ export function workflowRoutes(): AnyRoute[] {
       path: '/v1/workflows/{id}',
       operationId: 'saveWorkflowVersion',
       summary: 'Save a new version of a workflow',
+      description: `${DEFINITION_CHECKS} The body's \`id\`, when given, must be the URL's (400 invalid_definition).`,
       tag: 'Workflows',
       auth: 'write',
       params: idParams,
-      body: definitionSchema,
+      body: definitionVersionSchema,
       bodyValidation: 'handler',
       bodyRequired: true,
       responses: {
@@ -306,7 +338,8 @@ export function workflowRoutes(): AnyRoute[] {
       operationId: 'rotateHookSecret',
       summary: 'Rotate the inbound hook signing secret (shown once)',
       description:
-        'For a workflow whose latest version has a webhook trigger. The previous secret stops working at once.',
+        'For a workflow whose latest version has a webhook trigger (409 no_webhook_trigger otherwise). The ' +
+        'previous secret stops working at once.',
       tag: 'Workflows',
       auth: 'write',
       params: idParams,
@@ -317,14 +350,19 @@ export function workflowRoutes(): AnyRoute[] {
           example: { hook_secret: 'whsec_Mfz0cG9ydC1ob29rLXNlY3JldC1leGFtcGxl' },
         },
       },
-      errors: [400, 404],
+      errors: [404, 409],
       handler: async ({ services, auth, params }) => {
         const record = await getWorkflowVersion(services.db, auth.workspaceId, params.id);
         if (!record) throw workflowNotFound(params.id);
+        // A conflict with the workflow's current state (saving a version with a webhook trigger resolves
+        // it), not a malformed request: the request itself is well formed.
         if (record.definition.trigger?.type !== 'webhook') {
-          throw invalidRequest(`Workflow '${params.id}' has no webhook trigger, so it has no hook secret.`, [
-            { path: '/trigger/type', message: 'must be "webhook"' },
-          ]);
+          throw new AppError(
+            409,
+            'no_webhook_trigger',
+            `Workflow '${params.id}' has no webhook trigger, so it has no hook secret; save a version with {"type": "webhook"} first.`,
+            { details: [{ path: '/trigger/type', message: 'must be "webhook"' }] },
+          );
         }
         return {
           status: 200,
@@ -347,11 +385,11 @@ export function workflowRoutes(): AnyRoute[] {
       params: idParams,
       query: z.strictObject({ version: versionParam }),
       headers: z.object({
-        'Idempotency-Key': z
-          .string()
-          .max(255)
-          .optional()
-          .meta({ description: 'The same key (per workflow, 24 h) answers the same execution_id.' }),
+        'Idempotency-Key': z.string().max(255).optional().meta({
+          description:
+            'The same key (per workflow, 24 h) answers the same execution_id. 1 to 255 visible ASCII characters.',
+          pattern: IDEMPOTENCY_KEY.source,
+        }),
       }),
       body: z
         .record(z.string(), z.unknown())
@@ -367,7 +405,10 @@ export function workflowRoutes(): AnyRoute[] {
       },
       errors: [404],
       handler: async ({ koa, services, auth, params, query, body }) => {
-        const idempotencyKey = koa.get('idempotency-key') || undefined;
+        // An empty header is refused, not taken for an absent one: a client that means to be idempotent
+        // and sends an empty key (an unset variable) would otherwise start a new execution on every retry.
+        const header = koa.headers['idempotency-key'];
+        const idempotencyKey = Array.isArray(header) ? header.join(', ') : header;
         if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
           throw invalidRequest('The Idempotency-Key header must be 1 to 255 visible ASCII characters.', [
             { path: '/headers/Idempotency-Key', message: 'is invalid' },

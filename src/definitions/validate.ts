@@ -101,8 +101,6 @@ function checkDefinition(definition: Definition): ErrorDetail[] {
 
 type ScheduleTrigger = Extract<NonNullable<Definition['trigger']>, { type: 'schedule' }>;
 
-const DURATION_UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /**
  * A schedule trigger: exactly one of `cron` and `every`, an interval Temporal accepts, an IANA time zone,
  * and an `input` that satisfies the input_schema (the cron expression itself is checked by Temporal when
@@ -113,11 +111,6 @@ function scheduleProblems(definition: Definition): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   if ((trigger.cron === undefined) === (trigger.every === undefined)) {
     problems.push({ path: '/trigger', message: 'a schedule trigger needs exactly one of "cron" or "every"' });
-  }
-  if (trigger.every !== undefined) {
-    const [, amount, unit] = /^([0-9]+)([a-z]+)$/.exec(trigger.every)!;
-    if (Number(amount) * DURATION_UNIT_MS[unit as keyof typeof DURATION_UNIT_MS] < 1_000)
-      problems.push({ path: '/trigger/every', message: 'must be at least 1s' });
   }
   if (trigger.timezone !== undefined) {
     const problem = timeZoneProblem(trigger.timezone);

@@ -133,6 +133,25 @@ for (const db of DB_KINDS) {
         );
       });
 
+      it('refuses a blank name, and keeps a name as sent up to 200 characters before trimming it', async () => {
+        for (const name of ['\r', ' \u00a0\u3000 '])
+          expectError(
+            await service.api().post('/v1/api-keys', { name, scopes: ['read'] }),
+            400,
+            'invalid_request',
+          );
+        expectError(
+          await service.api().post('/v1/api-keys', { name: `${'n'.repeat(200)} `, scopes: ['read'] }),
+          400,
+          'invalid_request',
+        );
+        const created = await service
+          .api()
+          .post('/v1/api-keys', { name: '  ci deploys\t', scopes: ['read'] });
+        expect(created.status, JSON.stringify(created.body)).to.equal(201);
+        expect(created.body.name).to.equal('ci deploys');
+      });
+
       it('answers 404 api_key_not_found for an unknown key id', async () => {
         expectError(await service.api().delete('/v1/api-keys/key_nope'), 404, 'api_key_not_found');
       });

@@ -5,7 +5,14 @@
 import { expect } from 'chai';
 import request from 'supertest';
 import { signatureHeader } from '../../src/hooks/signature';
-import { definition, expectError, rulesStep, uniqueId, waitForExecution } from '../support/fixtures';
+import {
+  createWorkflow,
+  definition,
+  expectError,
+  rulesStep,
+  uniqueId,
+  waitForExecution,
+} from '../support/fixtures';
 import { DB_KINDS, startTestService, type ApiClient, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
 
@@ -175,6 +182,11 @@ for (const db of DB_KINDS) {
         sendHook(service.url, own.id, body, signatureHeader(secret, body, now()));
       expectError(await send(own.secret), 401, 'invalid_signature');
       await send(rotated).expect(202);
+    });
+
+    it('answers 409 no_webhook_trigger to rotating the secret of a workflow without a webhook trigger', async () => {
+      const id = await createWorkflow(service.api(), definition([rulesStep('r', [{ when: 'true' }])]));
+      expectError(await service.api().post(`/v1/workflows/${id}/hook-secret`), 409, 'no_webhook_trigger');
     });
 
     it('answers 404 workflow_not_found for an unknown workflow', async () => {

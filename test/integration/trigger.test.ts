@@ -161,6 +161,10 @@ for (const db of DB_KINDS) {
       it('rejects an Idempotency-Key longer than 255 characters', async () => {
         expectError(await send('k'.repeat(256)), 400, 'invalid_request');
       });
+
+      it('rejects an empty Idempotency-Key instead of taking it for none', async () => {
+        expectError(await send(''), 400, 'invalid_request');
+      });
     });
   });
 }

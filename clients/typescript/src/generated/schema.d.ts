@@ -99,7 +99,10 @@ export interface paths {
     /** List workflows */
     get: operations['listWorkflows'];
     put?: never;
-    /** Create a workflow (version 1) */
+    /**
+     * Create a workflow (version 1)
+     * @description Beyond this schema, a definition is checked on save, and every problem is reported at once (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts.
+     */
     post: operations['createWorkflow'];
     delete?: never;
     options?: never;
@@ -116,7 +119,10 @@ export interface paths {
     };
     /** Read a workflow: the latest version, or ?version=N */
     get: operations['getWorkflow'];
-    /** Save a new version of a workflow */
+    /**
+     * Save a new version of a workflow
+     * @description Beyond this schema, a definition is checked on save, and every problem is reported at once (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts. The body's `id`, when given, must be the URL's (400 invalid_definition).
+     */
     put: operations['saveWorkflowVersion'];
     post?: never;
     /** Delete a workflow and its versions (running executions go on) */
@@ -137,7 +143,7 @@ export interface paths {
     put?: never;
     /**
      * Rotate the inbound hook signing secret (shown once)
-     * @description For a workflow whose latest version has a webhook trigger. The previous secret stops working at once.
+     * @description For a workflow whose latest version has a webhook trigger (409 no_webhook_trigger otherwise). The previous secret stops working at once.
      */
     post: operations['rotateHookSecret'];
     delete?: never;
@@ -662,7 +668,7 @@ export interface components {
           /** @constant */
           type: 'webhook';
         }
-      | {
+      | ({
           /** @constant */
           type: 'schedule';
           cron?: string;
@@ -671,9 +677,10 @@ export interface components {
           input?: {
             [key: string]: unknown;
           };
-        };
+        } & (unknown | unknown));
     RulesStep:
       | {
+          /** @description Unique in the definition; "trigger" is reserved. */
           id: string;
           /** @description Shown in the API and in Temporal UI; defaults to the id. */
           name?: string;
@@ -718,6 +725,7 @@ export interface components {
       max_interval?: string;
     };
     ConnectorStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
       id: string;
       /** @description Shown in the API and in Temporal UI; defaults to the id. */
       name?: string;
@@ -753,6 +761,7 @@ export interface components {
       };
     };
     AiStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
       id: string;
       /** @description Shown in the API and in Temporal UI; defaults to the id. */
       name?: string;
@@ -778,6 +787,7 @@ export interface components {
       };
     };
     ApprovalStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
       id: string;
       /** @description Shown in the API and in Temporal UI; defaults to the id. */
       name?: string;
@@ -794,6 +804,107 @@ export interface components {
       kind: 'approval';
       /** @description What the approver is asked. */
       message?: string;
+    };
+    /**
+     * @example {
+     *       "name": "Customer onboarding",
+     *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
+     *       "trigger": {
+     *         "type": "api"
+     *       },
+     *       "input_schema": {
+     *         "type": "object",
+     *         "required": [
+     *           "customer",
+     *           "plan"
+     *         ],
+     *         "properties": {
+     *           "customer": {
+     *             "type": "string"
+     *           },
+     *           "plan": {
+     *             "type": "string"
+     *           }
+     *         }
+     *       },
+     *       "steps": [
+     *         {
+     *           "id": "route",
+     *           "kind": "rules",
+     *           "rules": [
+     *             {
+     *               "when": "input.plan = 'enterprise'",
+     *               "output": {
+     *                 "tier": "high"
+     *               }
+     *             },
+     *             {
+     *               "when": "input.plan = 'banned'",
+     *               "action": "fail",
+     *               "message": "plan not allowed"
+     *             }
+     *           ],
+     *           "default": {
+     *             "tier": "standard"
+     *           }
+     *         },
+     *         {
+     *           "id": "crm",
+     *           "kind": "connector",
+     *           "connector": "http",
+     *           "request": {
+     *             "method": "POST",
+     *             "url": "https://crm.example/api/customers",
+     *             "headers": {
+     *               "Authorization": "Bearer {{ secrets.CRM_TOKEN }}"
+     *             },
+     *             "body": {
+     *               "name": "{{ input.customer }}",
+     *               "tier": "{{ steps.route.output.tier }}"
+     *             }
+     *           },
+     *           "retry": {
+     *             "max_attempts": 5,
+     *             "initial_interval": "1s",
+     *             "backoff": 2,
+     *             "max_interval": "1m"
+     *           },
+     *           "timeout": "30s"
+     *         },
+     *         {
+     *           "id": "welcome",
+     *           "kind": "ai",
+     *           "prompt": "Write a one-line welcome for {{ input.customer }}."
+     *         },
+     *         {
+     *           "id": "review",
+     *           "kind": "approval",
+     *           "if": "steps.route.output.tier = 'high'",
+     *           "message": "Approve the enterprise plan for {{ input.customer }}?",
+     *           "timeout": "72h"
+     *         }
+     *       ]
+     *     }
+     */
+    WorkflowDefinitionVersion: {
+      /** @description May be left out: the URL names the workflow. When given, it must be the URL's id. */
+      id?: string;
+      name?: string;
+      description?: string;
+      /** @description Defaults to {"type": "api"}. */
+      trigger?: components['schemas']['Trigger'];
+      /** @description JSON Schema (draft 2020-12) that trigger input must satisfy. */
+      input_schema?: {
+        [key: string]: unknown;
+      };
+      /** @description Limit of a whole execution (retries included); past it the execution ends with status timed_out. */
+      timeout?: string;
+      steps: (
+        | components['schemas']['RulesStep']
+        | components['schemas']['ConnectorStep']
+        | components['schemas']['AiStep']
+        | components['schemas']['ApprovalStep']
+      )[];
     };
     EventPayload: {
       /** @description The event id: also the webhook-id header of every attempt. */
@@ -852,6 +963,7 @@ export interface components {
           | 'execution_not_running'
           | 'step_not_waiting'
           | 'workflow_exists'
+          | 'no_webhook_trigger'
           | 'payload_too_large'
           | 'unsupported_media_type'
           | 'rate_limited'
@@ -1693,6 +1805,7 @@ export interface operations {
          *     }
          */
         'application/json': {
+          /** @description Not blank; stored without leading and trailing white space. */
           name: string;
           /** @description read: every GET; write: read + changes; admin: write + API keys. */
           scopes: ('read' | 'write' | 'admin')[];
@@ -3232,7 +3345,6 @@ export interface operations {
       content: {
         /**
          * @example {
-         *       "id": "customer-onboarding",
          *       "name": "Customer onboarding",
          *       "description": "Routes a new customer, registers it in the CRM, welcomes it and asks for a review.",
          *       "trigger": {
@@ -3312,7 +3424,7 @@ export interface operations {
          *       ]
          *     }
          */
-        'application/json': components['schemas']['WorkflowDefinition'];
+        'application/json': components['schemas']['WorkflowDefinitionVersion'];
       };
     };
     responses: {
@@ -4042,6 +4154,33 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Body larger than the limit */
       413: {
         headers: {
@@ -4210,7 +4349,7 @@ export interface operations {
         version?: number;
       };
       header?: {
-        /** @description The same key (per workflow, 24 h) answers the same execution_id. */
+        /** @description The same key (per workflow, 24 h) answers the same execution_id. 1 to 255 visible ASCII characters. */
         'Idempotency-Key'?: string;
       };
       path: {
