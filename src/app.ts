@@ -18,6 +18,7 @@ import { serveConsole } from './console/static';
 import { workflowRoutes } from './api/workflows';
 import { registerApiReference } from './http/api-reference';
 import { Authenticator } from './http/auth';
+import { codecRoutes } from './http/codec-server';
 import { errorHandler } from './http/error-handler';
 import { createRateLimiter, enforceRateLimit } from './http/rate-limit';
 import { requestId } from './http/request-id';
@@ -63,6 +64,7 @@ export function createApp(services: Services): Koa {
   });
   registerApiReference(router, projectVersion);
   consoleSessionRoutes(router, services);
+  codecRoutes(router, services, authenticator);
 
   app.use(requestId());
   app.use(securityHeaders());

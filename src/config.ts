@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { parsePayloadKeys, type PayloadKey } from './temporal/encryption-codec';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -39,6 +40,14 @@ const envSchema = z.object({
     .regex(/^sk_[A-Za-z0-9]{32,}$/, 'must look like sk_ followed by at least 32 base62 characters')
     .optional(),
   SECRETS_KEY: z.string().min(1).optional(),
+  PAYLOAD_ENCRYPTION_KEYS: z
+    .string()
+    .transform((text, ctx) => {
+      const { keys, problems } = parsePayloadKeys(text);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      return problems.length > 0 ? z.NEVER : keys;
+    })
+    .optional(),
   AI_BASE_URL: z.string().url().optional(),
   AI_API_KEY: z.string().min(1).optional(),
   AI_MODEL: z.string().min(1).optional(),
@@ -98,6 +107,11 @@ export interface Config {
   };
   bootstrapApiKey: string | undefined;
   secretsKey: string | undefined;
+  /**
+   * Keys that encrypt what goes into Temporal (docs/operations.md#encrypted-step-data), the current one
+   * first; undefined: payloads are written in clear.
+   */
+  payloadEncryptionKeys: PayloadKey[] | undefined;
   ai: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
   allowPrivateDestinations: boolean;
   webhookRetryScheduleMs: number[];
@@ -196,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     bootstrapApiKey: e.BOOTSTRAP_API_KEY,
     secretsKey: e.SECRETS_KEY,
+    payloadEncryptionKeys: e.PAYLOAD_ENCRYPTION_KEYS,
     ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY, model: e.AI_MODEL },
     allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,

@@ -25,6 +25,8 @@ async function main(): Promise<void> {
     entry: path.join(__dirname, 'service-main.js'),
     env: {
       ...(devServer ? { TEMPORAL_ADDRESS: devServer.address } : {}),
+      // The service links runs to this UI and answers its codec requests (CORS for its origin only).
+      ...(devServer?.uiUrl && !config.temporal.uiUrl ? { TEMPORAL_UI_URL: devServer.uiUrl } : {}),
       // glibc gives every thread that allocates a malloc arena of its own; two keep the service's memory
       // some 50 MB lower under load (docs/benchmarks.md#what-a-run-costs-and-what-keeps-it-cheap).
       MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2',

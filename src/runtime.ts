@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from './app';
+import { CODEC_PATH } from './http/codec-server';
 import { API_REFERENCE_PATH } from './http/api-reference';
 import { handleClientError } from './http/client-error';
 import { AdmissionGate } from './executions/admission';
@@ -29,6 +30,7 @@ import { ensureTemporalCli } from './temporal/cli';
 import { connectTemporal, resolveTemporalTarget, type TemporalConnection } from './temporal/connection';
 import { terminateCrashLoopingRuns } from './temporal/crash-loop';
 import { startDevServer, type DevServer } from './temporal/dev-server';
+import { payloadCodecsOf } from './temporal/encryption-codec';
 import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
 import { rollOutWorkerVersion, workerVersion } from './temporal/worker-deployment';
 import { createExecutionWorker, installTemporalRuntime, loadWorkflowBundle } from '../workers/worker';
@@ -87,6 +89,7 @@ export async function startRuntime({
     installTemporalRuntime(logger);
     const temporal: TemporalConnection = await connectTemporal(
       resolveTemporalTarget(devServer?.address, config.temporal.namespace, config.environment),
+      payloadCodecsOf(config.payloadEncryptionKeys),
     );
     cleanups.push(() => temporal.connection.close());
     await ensureSearchAttributes(temporal, logger);
@@ -153,6 +156,7 @@ export async function startRuntime({
         executionRetentionDays: config.temporal.retentionDays,
         bundle,
         version,
+        payloadCodecs: temporal.payloadCodecs,
         extraActivities,
         tuning: config.worker,
         onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
@@ -248,7 +252,18 @@ export async function startEmbeddedTemporal(config: Config, logger: Logger): Pro
     uiPort: config.temporal.uiPort,
     namespace: config.temporal.namespace,
     logger,
+    uiCodecEndpoint: embeddedCodecEndpoint(config),
   });
+}
+
+/**
+ * With payload encryption on, the embedded Temporal UI decodes through the API's codec endpoint
+ * (docs/operations.md#encrypted-step-data); its browser still has to be signed in to the console.
+ */
+function embeddedCodecEndpoint(config: Config): string | undefined {
+  if (!config.payloadEncryptionKeys || config.port === 0) return undefined;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${CODEC_PATH}`;
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

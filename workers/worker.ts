@@ -13,10 +13,11 @@ import {
   type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import type { WorkerDeploymentVersion } from '@temporalio/common';
+import type { PayloadCodec, WorkerDeploymentVersion } from '@temporalio/common';
 import type { WorkerTuning } from '../src/config';
 import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
+import { dataConverterOf } from '../src/temporal/encryption-codec';
 import { createActivities, type ActivityDeps } from './activities';
 
 export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
@@ -34,6 +35,8 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
    * Runs are pinned to the version that started them unless their workflow says otherwise.
    */
   version?: WorkerDeploymentVersion;
+  /** Payload encryption (src/temporal/encryption-codec.ts); none: payloads in clear. */
+  payloadCodecs?: readonly PayloadCodec[];
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
@@ -86,16 +89,18 @@ export function workerTuning(tuning: WorkerTuning) {
 }
 
 export async function createExecutionWorker(options: ExecutionWorkerOptions): Promise<Worker> {
+  const dataConverter = dataConverterOf(options.payloadCodecs ?? []);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
+    dataConverter,
     activities: {
       ...options.extraActivities,
       ...createActivities({
         ...options,
-        client: new Client({ connection: options.connection, namespace: options.namespace }),
+        client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),
     },
     ...workerTuning(options.tuning),

@@ -3,12 +3,13 @@
  * workflow and status on request; ordered as visibility keeps them (open runs first, then the most recently
  * closed). Eventually consistent: a run appears within about a second of its start.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 import { decodeCursor, encodeCursor, isString } from '../api/cursor';
 import type { Services } from '../services';
 import { supersededRuns } from '../store/execution-retries';
+import { decodePayloads } from '../temporal/encryption-codec';
 import { callTemporal } from '../temporal/errors';
 import { visibilityString } from '../temporal/visibility-query';
 import type { ExecutionError } from '../../core/execution-types';
@@ -76,6 +77,7 @@ export async function listExecutions(
   const token = response.nextPageToken;
   // A retried execution keeps its failed run in visibility beside the new one: show the execution once.
   const runs = response.executions ?? [];
+  await decodeMemos(runs, services.temporal.payloadCodecs);
   const superseded = await supersededRuns(
     services.db,
     runs.map((run) => run.execution?.runId ?? ''),
@@ -97,6 +99,26 @@ function attribute(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: 
 function stringAttribute(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): string {
   const value = attribute(info, name);
   return typeof value === 'string' ? value : '';
+}
+
+/** The memo is written through the payload codecs (encrypted when encryption is on): decoded in place. */
+async function decodeMemos(
+  runs: temporal.api.workflow.v1.IWorkflowExecutionInfo[],
+  codecs: readonly PayloadCodec[],
+): Promise<void> {
+  if (codecs.length === 0) return;
+  await Promise.all(
+    runs.map(async (run) => {
+      const fields = run.memo?.fields;
+      if (!fields) return;
+      const names = Object.keys(fields);
+      const decoded = await decodePayloads(
+        codecs,
+        names.map((name) => fields[name]!),
+      );
+      names.forEach((name, index) => (fields[name] = decoded[index]!));
+    }),
+  );
 }
 
 function memoField(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): unknown {

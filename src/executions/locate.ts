@@ -4,7 +4,7 @@ import { notFound, type AppError } from '../errors';
 import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { firstPayload } from '../temporal/history-mapper';
+import { decodeHistory, firstPayload } from '../temporal/history-mapper';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { executionStatus } from './status';
@@ -68,5 +68,9 @@ export async function executionInputOf(
   );
   const started = page.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
   if (!started) throw new Error(`The history of ${executionId} does not start with its input`);
+  await decodeHistory(
+    [{ workflowExecutionStartedEventAttributes: started }],
+    services.temporal.payloadCodecs,
+  );
   return firstPayload(started.input) as ExecutionInput;
 }

@@ -6,7 +6,7 @@ import { notFound } from '../errors';
 import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { mapExecution } from '../temporal/history-mapper';
+import { decodeHistory, mapExecution } from '../temporal/history-mapper';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import type { ExecutionView } from './views';
@@ -37,8 +37,10 @@ export async function readExecution(
     ) {
       throw executionNotFound(executionId);
     }
+    const events = history.events ?? [];
+    await decodeHistory(events, services.temporal.payloadCodecs);
     return mapExecution(executionId, {
-      events: history.events ?? [],
+      events,
       pendingActivities: description.raw.pendingActivities ?? [],
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
     });

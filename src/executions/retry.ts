@@ -16,7 +16,7 @@ import { validateInput } from '../../core/definitions/input-schema';
 import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
-import { firstPayload, mapExecution } from '../temporal/history-mapper';
+import { decodeHistory, firstPayload, mapExecution } from '../temporal/history-mapper';
 import {
   EXECUTION_WORKFLOW_TYPE,
   type ExecutionInput,
@@ -65,6 +65,7 @@ export async function retryExecution(
   const { connection } = services.temporal;
   const history = await callTemporal(connection, () => handle.fetchHistory(), HISTORY_TIMEOUT_MS);
   const events = history.events ?? [];
+  await decodeHistory(events, services.temporal.payloadCodecs);
   const failedRun = firstPayload(events[0]?.workflowExecutionStartedEventAttributes?.input) as ExecutionInput;
   const view = mapExecution(request.executionId, { events });
   const step = view.error?.step;

@@ -77,14 +77,22 @@ export class Authenticator {
     private readonly logger: Logger,
   ) {}
 
-  async authenticate(ctx: Koa.Context, needed: Scope): Promise<AuthContext> {
+  /**
+   * @param options.sessionWithoutCsrf the caller proved the request's origin otherwise (the codec
+   *   endpoint checks it is Temporal UI's): the console cookie needs no X-CSRF-Token.
+   */
+  async authenticate(
+    ctx: Koa.Context,
+    needed: Scope,
+    options: { sessionWithoutCsrf?: boolean } = {},
+  ): Promise<AuthContext> {
     if (credentialInQuery(ctx.query)) {
       throw unauthorized('API keys are accepted only in the Authorization header, never in the URL.');
     }
     const header = ctx.get('authorization');
     if (!header) {
       const sessionToken = ctx.cookies.get(SESSION_COOKIE);
-      if (sessionToken) return this.authenticateSession(ctx, sessionToken, needed);
+      if (sessionToken) return this.authenticateSession(ctx, sessionToken, needed, options);
       throw unauthorized('Missing API key: send the header Authorization: Bearer <key>.');
     }
     const match = /^Bearer +(\S+)$/i.exec(header.trim());
@@ -98,13 +106,18 @@ export class Authenticator {
   }
 
   /** The console's session cookie (a header key wins over it): the key's scopes, a CSRF token to change things. */
-  private async authenticateSession(ctx: Koa.Context, token: string, needed: Scope): Promise<AuthContext> {
+  private async authenticateSession(
+    ctx: Koa.Context,
+    token: string,
+    needed: Scope,
+    options: { sessionWithoutCsrf?: boolean },
+  ): Promise<AuthContext> {
     const session = await findConsoleSession(this.db, token);
     if (!session)
       throw unauthorized(
         'Your console session has ended (expired, signed out or key revoked): sign in again.',
       );
-    if (needsCsrfToken(ctx) && !csrfTokenMatches(ctx, session.csrf_token)) {
+    if (!options.sessionWithoutCsrf && needsCsrfToken(ctx) && !csrfTokenMatches(ctx, session.csrf_token)) {
       throw new AppError(403, 'forbidden', 'Missing or wrong X-CSRF-Token header for this console session.');
     }
     checkScope(session.scopes, needed);

@@ -8,8 +8,10 @@
  * the single-process mode start workflows eagerly (first task handed back in the start response).
  */
 import { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
+import { dataConverterOf } from './encryption-codec';
 
 /**
  * Environment variables read by @temporalio/envconfig (listed in docs/configuration.md and checked by tests).
@@ -51,10 +53,22 @@ export interface TemporalConnection {
   connection: NativeConnection;
   client: Client;
   namespace: string;
+  /**
+   * What every client and worker of this process runs payloads through (src/temporal/encryption-codec.ts);
+   * empty while encryption is off. Raw history and memo read from Temporal need it too.
+   */
+  payloadCodecs: readonly PayloadCodec[];
 }
 
-export async function connectTemporal(target: TemporalTarget): Promise<TemporalConnection> {
+export async function connectTemporal(
+  target: TemporalTarget,
+  payloadCodecs: readonly PayloadCodec[] = [],
+): Promise<TemporalConnection> {
   const connection = await NativeConnection.connect(target.connectionOptions);
-  const client = new Client({ connection, namespace: target.namespace });
-  return { connection, client, namespace: target.namespace };
+  const client = new Client({
+    connection,
+    namespace: target.namespace,
+    dataConverter: dataConverterOf(payloadCodecs),
+  });
+  return { connection, client, namespace: target.namespace, payloadCodecs };
 }

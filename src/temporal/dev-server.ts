@@ -24,6 +24,8 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** Dynamic config values besides ours (`key=value`). */
   dynamicConfig?: string[];
+  /** Temporal UI decodes payloads through this codec server (`--ui-codec-endpoint`). */
+  uiCodecEndpoint?: string | undefined;
 }
 
 export interface DevServer {
@@ -74,8 +76,10 @@ export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPat
     'system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=2',
   ];
   for (const value of options.dynamicConfig ?? []) args.push('--dynamic-config-value', value);
-  if (options.uiPort > 0) args.push('--ui-port', String(options.uiPort), '--ui-ip', options.ip);
-  else args.push('--headless');
+  if (options.uiPort > 0) {
+    args.push('--ui-port', String(options.uiPort), '--ui-ip', options.ip);
+    if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  } else args.push('--headless');
   if (options.namespace !== 'default') args.push('--namespace', options.namespace);
   for (const key of SEARCH_ATTRIBUTES)
     args.push('--search-attribute', `${key.name}=${SEARCH_ATTRIBUTE_TYPE_NAMES[key.type]}`);

@@ -10,7 +10,7 @@
  *  - a rules step's input (the data it read) is derived from the context, as the worker saw it.
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
  */
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Step } from '../../core/definitions/schema';
@@ -32,6 +32,7 @@ import {
   type StepView,
 } from '../executions/views';
 import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '../executions/status';
+import { decodePayloads } from './encryption-codec';
 import { rulesStepInput } from './rules-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -71,6 +72,32 @@ interface Close {
 export function firstPayload(payloads: Payloads): unknown {
   const payload = payloads?.payloads?.[0];
   return payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
+}
+
+/**
+ * Decodes (decrypts, src/temporal/encryption-codec.ts) in place the payloads that mapExecution and the
+ * retry read: a history from Temporal holds them as the worker and the client wrote them. Nothing to do
+ * without codecs; payloads written in clear pass through.
+ */
+export async function decodeHistory(events: HistoryEvent[], codecs: readonly PayloadCodec[]): Promise<void> {
+  if (codecs.length === 0) return;
+  const decodeIn = async (payloads: Payloads): Promise<void> => {
+    if (payloads?.payloads?.length) payloads.payloads = await decodePayloads(codecs, payloads.payloads);
+  };
+  const work: Promise<void>[] = [];
+  for (const event of events) {
+    work.push(
+      decodeIn(event.workflowExecutionStartedEventAttributes?.input),
+      decodeIn(event.activityTaskCompletedEventAttributes?.result),
+      decodeIn(event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args),
+      decodeIn(event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success),
+      decodeIn(event.workflowExecutionCompletedEventAttributes?.result),
+      decodeIn(event.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details),
+    );
+    const details = event.markerRecordedEventAttributes?.details;
+    if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
+  }
+  await Promise.all(work);
 }
 
 const eventDate = (event: HistoryEvent): Date => optionalTsToDate(event.eventTime) ?? new Date(0);

@@ -293,6 +293,23 @@ describe('docker-compose.yml and Dockerfile', () => {
       // Unset, each container would generate its own key, and the worker could not open the API's secrets.
       expect(api['SECRETS_KEY'], 'SECRETS_KEY must be set for both').to.be.a('string').and.not.equal('');
     });
+
+    it('encrypts step data in Temporal: one PAYLOAD_ENCRYPTION_KEYS for both, required, decoded by Temporal UI through the API', () => {
+      const raw = (name: string) =>
+        (service(name).environment as Record<string, string>)['PAYLOAD_ENCRYPTION_KEYS'];
+      expect(raw('api'), 'api PAYLOAD_ENCRYPTION_KEYS').to.match(/^\$\{PAYLOAD_ENCRYPTION_KEYS:\?.+\}$/);
+      expect(raw('worker')).to.equal(raw('api'));
+      const ui = environmentOf(service('temporal-ui'));
+      const api = environmentOf(service('api'));
+      const apiPort = loadConfig(api).port;
+      expect(ui['TEMPORAL_CODEC_ENDPOINT']).to.equal(`http://127.0.0.1:${apiPort}/codec`);
+      expect(ui['TEMPORAL_CODEC_INCLUDE_CREDENTIALS']).to.equal('true');
+      // The UI's published address is the origin the codec endpoint answers (TEMPORAL_UI_URL).
+      const [uiPort] = (service('temporal-ui').ports ?? []).map((port) =>
+        typeof port === 'object' ? '' : String(port).split(':').slice(0, 2).join(':'),
+      );
+      expect(api['TEMPORAL_UI_URL']).to.equal(`http://${uiPort}`);
+    });
   });
 
   describe('addresses and ports', () => {
