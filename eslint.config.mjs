@@ -56,7 +56,7 @@ export default tseslint.config(
             {
               target: './workers/activities',
               from: './src',
-              except: ['./store', './net', './secrets', './webhooks'],
+              except: ['./store', './net', './secrets', './webhooks', './observability'],
               message: 'Activities reach the database through src/store and the network through src/net.',
             },
             {

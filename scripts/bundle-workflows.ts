@@ -3,11 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { workflowBundlePath } from '../src/paths';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../workers/telemetry';
 
 async function main(): Promise<void> {
   const started = Date.now();
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workers/workflows'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: new DefaultLogger('WARN'),
   });
   fs.mkdirSync(path.dirname(workflowBundlePath), { recursive: true });

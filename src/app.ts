@@ -23,6 +23,8 @@ import { errorHandler } from './http/error-handler';
 import { createRateLimiter, enforceRateLimit } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
+import { metrics, refusalReason } from './observability/metrics';
+import { metricsRoute } from './observability/metrics-server';
 import type { Services } from './services';
 import { projectVersion } from './paths';
 
@@ -70,6 +72,10 @@ export function createApp(services: Services): Koa {
   app.use(securityHeaders());
   app.use(accessLog(services));
   app.use(errorHandler(services.logger));
+  app.use(triggerOutcomes());
+  // Prometheus scrapes here unless METRICS_PORT gives it a port of its own (docs/operations.md#metrics).
+  if (services.config.metrics.enabled && services.config.metrics.port === undefined)
+    app.use(metricsRoute(services.config.metrics.token));
   // Runs around the router: turns "no route answered" into the contract's 404, and the router's bare
   // 405/501 (it sets the Allow header) into 405 method_not_allowed.
   app.use(async (ctx, next) => {
@@ -100,15 +106,18 @@ function accessLog(services: Services): Koa.Middleware {
     try {
       await next();
     } finally {
+      const ms = performance.now() - started;
+      const route = requestRoute(ctx);
+      metrics.httpRequests.observe({ method: ctx.method, route, status: ctx.status }, ms / 1000);
       const level = ctx.status >= 500 ? 'warn' : 'info';
       if (log.isLevelEnabled(level)) {
         log[level](
           {
             method: ctx.method,
-            route: requestRoute(ctx),
+            route,
             path: ctx.path,
             status: ctx.status,
-            ms: Math.round((performance.now() - started) * 10) / 10,
+            ms: Math.round(ms * 10) / 10,
             requestId: ctx.state['requestId'] as string,
             keyId: ctx.state['keyId'] as string | undefined,
           },
@@ -119,8 +128,40 @@ function accessLog(services: Services): Koa.Middleware {
   };
 }
 
+/** The routes that start executions, and their `trigger` label. */
+const TRIGGER_ROUTES: Record<string, string> = {
+  '/v1/workflows/{id}/trigger': 'api',
+  '/v1/hooks/{workflow}': 'hook',
+};
+
+/**
+ * Counts trigger requests accepted and refused by reason (switchyard_triggers_total). Runs inside the
+ * error handler, so it sees the error a refusal throws.
+ */
+function triggerOutcomes(): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const trigger = TRIGGER_ROUTES[requestRoute(ctx)];
+      const status = (error as { status?: unknown }).status;
+      if (trigger) {
+        const code = typeof status === 'number' ? status : 500;
+        metrics.triggers.inc({ trigger, outcome: 'refused', reason: refusalReason(error, code) });
+      }
+      throw error;
+    }
+    const trigger = TRIGGER_ROUTES[requestRoute(ctx)];
+    if (trigger) {
+      if (ctx.status < 300) metrics.triggers.inc({ trigger, outcome: 'accepted', reason: '' });
+      else
+        metrics.triggers.inc({ trigger, outcome: 'refused', reason: refusalReason(undefined, ctx.status) });
+    }
+  };
+}
+
 /** The route's pattern (`/v1/workflows/{id}`), or `unmatched` when no route answered (a 404, a console file). */
 export function requestRoute(ctx: Koa.Context): string {
-  const route = ctx.state['route'] ?? (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  const route: unknown = ctx.state['route'] ?? (ctx as { _matchedRoute?: unknown })._matchedRoute;
   return typeof route === 'string' ? route : 'unmatched';
 }

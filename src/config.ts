@@ -57,6 +57,9 @@ const envSchema = z.object({
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  METRICS_ENABLED: booleanFromEnv.default(true),
+  METRICS_PORT: port.optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
   RATE_LIMIT_BURST: positiveInt.default(100),
@@ -122,6 +125,11 @@ export interface Config {
   logLevel: Env['LOG_LEVEL'];
   /** `auto`: readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise. */
   logFormat: Env['LOG_FORMAT'];
+  /**
+   * Prometheus metrics (docs/operations.md#metrics): `GET /metrics` on `port` when set, else on the API's
+   * port; with `token`, only for `Authorization: Bearer <token>`.
+   */
+  metrics: { enabled: boolean; port: number | undefined; token: string | undefined };
   bodyLimitBytes: number;
   rateLimit: { perSecond: number; burst: number };
   seedDemo: boolean;
@@ -218,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
+    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     seedDemo: e.SEED_DEMO,

@@ -4,6 +4,7 @@
  * of it in one process; production runs the API and the worker as separate processes.
  */
 import http from 'node:http';
+import net from 'node:net';
 import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -19,6 +20,7 @@ import { bootstrap } from './bootstrap';
 import type { Config } from './config';
 import type { Logger } from './logger';
 import { listeningPort } from './net/listening-port';
+import { setSdkMetricsUrl, startMetricsServer } from './observability/metrics-server';
 import { ensureHousekeepingSchedule } from './housekeeping/schedule';
 import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
@@ -86,7 +88,14 @@ export async function startRuntime({
       cleanups.push(() => devServer!.stop());
     }
 
-    installTemporalRuntime(logger);
+    if (config.metrics.enabled) {
+      // The SDK's exporter listens on loopback only; /metrics relays it (metrics-server.ts).
+      const sdkPort = await freeLoopbackPort();
+      if (installTemporalRuntime(logger, { prometheusBindAddress: `127.0.0.1:${sdkPort}` }))
+        setSdkMetricsUrl(`http://127.0.0.1:${sdkPort}/metrics`);
+    } else {
+      installTemporalRuntime(logger);
+    }
     const temporal: TemporalConnection = await connectTemporal(
       resolveTemporalTarget(devServer?.address, config.temporal.namespace, config.environment),
       payloadCodecsOf(config.payloadEncryptionKeys),
@@ -201,6 +210,18 @@ export async function startRuntime({
       );
     }
 
+    if (config.metrics.enabled && config.metrics.port !== undefined) {
+      const metricsServer = await startMetricsServer({
+        host: config.host,
+        port: config.metrics.port,
+        token: config.metrics.token,
+      });
+      cleanups.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
+      logger.info({ port: listeningPort(metricsServer) }, 'Metrics at /metrics');
+    } else if (config.metrics.enabled && !api) {
+      logger.info('No METRICS_PORT: this process serves no metrics (docs/operations.md#metrics)');
+    }
+
     let server: http.Server | undefined;
     if (api) {
       const handle = createApp(services).callback();
@@ -264,6 +285,18 @@ function embeddedCodecEndpoint(config: Config): string | undefined {
   if (!config.payloadEncryptionKeys || config.port === 0) return undefined;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${CODEC_PATH}`;
+}
+
+/** A loopback port nobody listens on right now. */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 function once(fn: () => Promise<void>): () => Promise<void> {

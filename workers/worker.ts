@@ -19,6 +19,7 @@ import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
 import { dataConverterOf } from '../src/temporal/encryption-codec';
 import { createActivities, type ActivityDeps } from './activities';
+import { activityTelemetry, metricsSinks, WORKFLOW_INTERCEPTOR_MODULES } from './telemetry';
 
 export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   connection: NativeConnection;
@@ -47,18 +48,33 @@ const SDK_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn',
  * Routes the Temporal SDK's own logs into our structured logger. Must run before the first connection
  * of the process; later calls are ignored.
  */
-export function installTemporalRuntime(logger: Logger): void {
+export function installTemporalRuntime(
+  logger: Logger,
+  options: {
+    /** Where the SDK's Prometheus exporter listens (`127.0.0.1:<port>`); none: no SDK metrics. */
+    prometheusBindAddress?: string;
+  } = {},
+): boolean {
   const sdkLogger = logger.child({ component: 'temporal-sdk' });
   try {
     Runtime.install({
       logger: new DefaultLogger('WARN', (entry) => {
         sdkLogger[SDK_LEVELS[entry.level]]({ ...entry.meta }, entry.message);
       }),
-      // The native core logs (connection retries and the like) go through the same logger, as JSON.
-      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+      telemetryOptions: {
+        // The native core logs (connection retries and the like) go through the same logger, as JSON.
+        logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+        ...(options.prometheusBindAddress && {
+          metrics: {
+            prometheus: { bindAddress: options.prometheusBindAddress, useSecondsForDurations: true },
+          },
+        }),
+      },
     });
+    return true;
   } catch {
-    // Already installed in this process (tests create several services).
+    // Already installed in this process (tests create several services): the first one's settings hold.
+    return false;
   }
 }
 
@@ -70,6 +86,7 @@ export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundle
   );
   return bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
     logger: new DefaultLogger('WARN'),
   });
 }
@@ -103,6 +120,8 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),
     },
+    interceptors: { activity: [activityTelemetry] },
+    sinks: metricsSinks,
     ...workerTuning(options.tuning),
     ...(options.version && {
       workerDeploymentOptions: {

@@ -114,7 +114,7 @@ export function hookRoutes(): AnyRoute[] {
         },
       },
       errors: [401, 404, 429, 503],
-      handler: async ({ koa, services, params, rawBody }) => {
+      handler: async ({ koa, services, params, rawBody, requestId }) => {
         const workflowId = params.workflow;
         const candidates = workflowIdSchema.safeParse(workflowId).success
           ? await services.reads.hookCandidates(workflowId)
@@ -148,6 +148,7 @@ export function hookRoutes(): AnyRoute[] {
           body: parseJsonBody(koa, rawBody),
           executionId: hookExecutionId(workspaceId, workflowId, replayKey(verified.timestamp, rawBody)),
           triggerType: 'webhook',
+          requestId,
         });
         return { status: 202, body: { status: 'accepted', execution_id: executionId } };
       },

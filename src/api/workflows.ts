@@ -404,7 +404,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [404],
-      handler: async ({ koa, services, auth, params, query, body }) => {
+      handler: async ({ koa, services, auth, params, query, body, requestId }) => {
         // An empty header is refused, not taken for an absent one: a client that means to be idempotent
         // and sends an empty key (an unset variable) would otherwise start a new execution on every retry.
         const header = koa.headers['idempotency-key'];
@@ -421,6 +421,7 @@ export function workflowRoutes(): AnyRoute[] {
           body,
           ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
           triggerType: 'api',
+          requestId,
         });
         return { status: 202, body: { status: 'accepted', execution_id: executionId } };
       },

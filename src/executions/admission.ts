@@ -13,6 +13,7 @@
  * Temporal's task-queue backlog instead (backpressure.ts).
  */
 import { AppError } from '../errors';
+import { refusalFor } from '../observability/metrics';
 
 export interface AdmissionOptions {
   /** Accepted executions whose steps have not begun, at most. */
@@ -85,11 +86,14 @@ export class AdmissionGate {
 
   private refusal(): AppError {
     const seconds = Math.max(1, Math.ceil(this.options.maxWaitMs / 2000));
-    return new AppError(
-      429,
-      'rate_limited',
-      `The service is busy: this execution waited ${(this.options.maxWaitMs / 1000).toFixed(1)} s for its turn to start. Retry in ${seconds} s.`,
-      { headers: { 'Retry-After': String(seconds) } },
+    return refusalFor(
+      new AppError(
+        429,
+        'rate_limited',
+        `The service is busy: this execution waited ${(this.options.maxWaitMs / 1000).toFixed(1)} s for its turn to start. Retry in ${seconds} s.`,
+        { headers: { 'Retry-After': String(seconds) } },
+      ),
+      'backpressure',
     );
   }
 }

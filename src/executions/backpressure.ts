@@ -12,6 +12,7 @@
 import { temporal } from '@temporalio/proto';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { AppError } from '../errors';
+import { refusalFor } from '../observability/metrics';
 import type { Services } from '../services';
 
 const CHECK_EVERY_MS = 500;
@@ -40,11 +41,14 @@ export class ExecutionBacklog {
     const state = this.state;
     if (!state || state.ageMs < this.limitMs) return;
     const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(state.ageMs / 2000)));
-    throw new AppError(
-      429,
-      'rate_limited',
-      `The service is behind: new executions wait ${(state.ageMs / 1000).toFixed(1)} s to start (${state.count} waiting). Retry in ${retryAfter} s.`,
-      { headers: { 'Retry-After': String(retryAfter) } },
+    throw refusalFor(
+      new AppError(
+        429,
+        'rate_limited',
+        `The service is behind: new executions wait ${(state.ageMs / 1000).toFixed(1)} s to start (${state.count} waiting). Retry in ${retryAfter} s.`,
+        { headers: { 'Retry-After': String(retryAfter) } },
+      ),
+      'backpressure',
     );
   }
 

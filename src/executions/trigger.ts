@@ -20,6 +20,7 @@ import {
   WORKFLOW_ATTRIBUTE,
   WORKSPACE_ATTRIBUTE,
 } from '../../core/search-attributes';
+import { REQUEST_ID_MEMO } from '../../core/telemetry';
 
 export interface TriggerRequest {
   workspaceId: string;
@@ -34,6 +35,8 @@ export interface TriggerRequest {
    */
   executionId?: string;
   triggerType: TriggerType;
+  /** The request's X-Request-Id: the run's memo keeps it, and its activities log it. */
+  requestId?: string;
 }
 
 export async function triggerExecution(
@@ -111,7 +114,7 @@ export async function triggerExecution(
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
   const admitted = (await services.admission?.admit(executionId)) ?? false;
   try {
-    const started = await startExecutionWorkflow(services, executionId, executionInput);
+    const started = await startExecutionWorkflow(services, executionId, executionInput, request.requestId);
     if (!started && admitted) services.admission?.release(executionId);
   } catch (error) {
     if (admitted) services.admission?.release(executionId);
@@ -125,11 +128,15 @@ export async function startExecutionWorkflow(
   services: Services,
   executionId: string,
   input: ExecutionInput,
+  requestId?: string,
 ): Promise<boolean> {
   const { client, connection } = services.temporal;
   try {
     await callTemporal(connection, () =>
-      client.workflow.start(EXECUTION_WORKFLOW_TYPE, executionStartOptions(services, executionId, input)),
+      client.workflow.start(
+        EXECUTION_WORKFLOW_TYPE,
+        executionStartOptions(services, executionId, input, requestId),
+      ),
     );
     return true;
   } catch (error) {
@@ -140,7 +147,12 @@ export async function startExecutionWorkflow(
 }
 
 /** How every execution starts in Temporal (the benchmark's raw starts use the very same options). */
-export function executionStartOptions(services: Services, executionId: string, input: ExecutionInput) {
+export function executionStartOptions(
+  services: Services,
+  executionId: string,
+  input: ExecutionInput,
+  requestId?: string,
+) {
   return {
     taskQueue: services.config.temporal.taskQueue,
     workflowId: executionId,
@@ -150,6 +162,8 @@ export function executionStartOptions(services: Services, executionId: string, i
     workflowIdConflictPolicy: 'FAIL' as const,
     workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     requestEagerStart: services.eagerStart,
+    // The request that started the run (Temporal UI shows it; workflow interceptors hand it to activities).
+    ...(requestId ? { memo: { [REQUEST_ID_MEMO]: requestId } } : {}),
     ...(input.workflow.definition.timeout
       ? { workflowExecutionTimeout: input.workflow.definition.timeout as Duration }
       : {}),

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { databaseUnavailable, invalidRequest } from '../errors';
+import { metrics } from '../observability/metrics';
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<Row[]>;
@@ -72,8 +73,16 @@ export function isUnavailableError(error: unknown): boolean {
  */
 const NUL_SQLSTATES = new Set(['22021', '22P05']);
 
+/** A statement's SQLSTATE (five characters): the database refused it. */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
 function mapUnavailable(error: unknown): never {
-  if (isUnavailableError(error)) throw databaseUnavailable(error);
+  if (isUnavailableError(error)) {
+    metrics.dbQueryErrors.inc({ kind: 'unavailable' });
+    throw databaseUnavailable(error);
+  }
+  if (SQLSTATE.test(String((error as { code?: unknown } | null)?.code)))
+    metrics.dbQueryErrors.inc({ kind: 'query' });
   if (NUL_SQLSTATES.has(String((error as { code?: unknown } | null)?.code))) {
     throw invalidRequest('Text must not contain the NUL character (U+0000).', [
       { path: '', message: 'contains U+0000' },
@@ -166,6 +175,11 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   });
   // An idle client losing its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
+  const untrack = metrics.trackPool(() => ({
+    total: pool.totalCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+  }));
   const db: Database = {
     kind: 'postgres',
     query: async <Row>(sql: string, params?: unknown[]) => {
@@ -199,7 +213,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       await db.query('select 1');
     },
     listen: (channel, handlers) => listenOnServer(url, channel, handlers),
-    close: () => pool.end(),
+    close: () => {
+      untrack();
+      return pool.end();
+    },
   };
   await db.ping();
   return db;

@@ -1,11 +1,26 @@
 /**
- * Observability (docs/operations.md#logs): the access log.
+ * Observability (docs/operations.md#logs, docs/operations.md#metrics): the access log; `/metrics` parsed
+ * by an independent Prometheus text parser, its counters moving as runs complete, fail and deliver.
  */
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
+import request from 'supertest';
 import { createLogger } from '../../src/logger';
-import { createWorkflow, definition, rulesStep } from '../support/fixtures';
+import { listeningPort } from '../../src/net/listening-port';
+import { startMetricsServer } from '../../src/observability/metrics-server';
+import {
+  createWorkflow,
+  definition,
+  FAST_RETRY,
+  httpStep,
+  rulesStep,
+  trigger,
+  waitForExecution,
+} from '../support/fixtures';
+import { parsePrometheus, sampleOf } from '../support/prometheus';
+import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 describe('observability @integration', function () {
   let service: TestService;
@@ -29,7 +44,10 @@ describe('observability @integration', function () {
   describe('access log', () => {
     it('writes one info line per request: method, route pattern, status, ms, request id, key id; never the key', async () => {
       const api = service.api();
-      const workflowId = await createWorkflow(api, definition([rulesStep('a', [{ when: 'true', output: { ok: true } }])]));
+      const workflowId = await createWorkflow(
+        api,
+        definition([rulesStep('a', [{ when: 'true', output: { ok: true } }])]),
+      );
       const res = await api.get(`/v1/workflows/${workflowId}`).set('X-Request-Id', 'req-access-log-1');
       expect(res.status).to.equal(200);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -55,6 +73,116 @@ describe('observability @integration', function () {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const unmatched = lines.find((l) => l['msg'] === 'request' && l['requestId'] === 'req-access-log-2');
       expect(unmatched).to.include({ route: 'unmatched', status: 404, path: '/v1/nowhere' });
+    });
+  });
+
+  describe('metrics', () => {
+    const scrape = async () => {
+      const res = await request(service.url).get('/metrics').expect(200);
+      expect(res.headers['content-type']).to.match(/^text\/plain; version=0\.0\.4/);
+      return parsePrometheus(res.text);
+    };
+
+    it("serves every metric family in Prometheus text format, with the Temporal SDK's after ours", async () => {
+      const families = await scrape();
+      for (const name of [
+        'switchyard_http_request_duration_seconds',
+        'switchyard_triggers_total',
+        'switchyard_executions_total',
+        'switchyard_step_duration_seconds',
+        'switchyard_activity_failures_total',
+        'switchyard_webhook_delivery_duration_seconds',
+        'switchyard_db_query_errors_total',
+        'switchyard_db_pool_connections',
+        'process_cpu_seconds_total',
+      ])
+        expect(families.has(name), name).to.equal(true);
+      expect(families.get('switchyard_http_request_duration_seconds')!.type).to.equal('histogram');
+      // The SDK's own (its exporter relayed): workflow task latency, task-queue polls.
+      expect([...families.keys()].some((name) => name.startsWith('temporal_'))).to.equal(true);
+    });
+
+    it('counts triggers accepted and refused, runs completed and failed, steps, failures and deliveries', async function () {
+      this.timeout(90_000);
+      const receiver = await Receiver.start();
+      try {
+        const workspace = await service.newWorkspace(['admin']);
+        const api = service.api(workspace.key);
+        await api
+          .post('/v1/webhooks', { url: `${receiver.url}/metrics-hook`, events: ['execution.completed'] })
+          .expect(201);
+        const ok = await createWorkflow(
+          api,
+          definition([rulesStep('route', [{ when: 'true', output: { tier: 'gold' } }])], {
+            input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+          }),
+        );
+        const failing = await createWorkflow(
+          api,
+          definition([
+            httpStep(
+              'call',
+              { url: 'http://127.0.0.1:1/nowhere' },
+              { retry: { ...FAST_RETRY, max_attempts: 1 } },
+            ),
+          ]),
+        );
+        const before = await scrape();
+
+        const done = await trigger(api, ok, { n: 1 });
+        const failed = await trigger(api, failing, {});
+        expect((await api.post(`/v1/workflows/${ok}/trigger`, {})).status).to.equal(400);
+        expect((await waitForExecution(api, done)).status).to.equal('success');
+        expect((await waitForExecution(api, failed)).status).to.equal('failed');
+        await waitFor(async () => receiver.requestsTo('/metrics-hook').length >= 1 || undefined, {
+          timeoutMs: 30_000,
+          what: 'the execution.completed delivery',
+        });
+
+        const moved = async (name: string, labels: Record<string, string>, by = 1) =>
+          waitFor(
+            async () => {
+              const after = await scrape();
+              return sampleOf(after, name, labels) - sampleOf(before, name, labels) >= by || undefined;
+            },
+            { timeoutMs: 10_000, what: `${name} ${JSON.stringify(labels)} to move by ${by}` },
+          );
+        const ws = workspace.workspaceId;
+        await moved('switchyard_triggers_total', { trigger: 'api', outcome: 'accepted' }, 2);
+        await moved('switchyard_triggers_total', {
+          trigger: 'api',
+          outcome: 'refused',
+          reason: 'validation',
+        });
+        await moved('switchyard_executions_total', { status: 'success', workspace: ws, workflow: ok });
+        await moved('switchyard_executions_total', { status: 'failed', workspace: ws, workflow: failing });
+        await moved('switchyard_step_duration_seconds', { kind: 'rules', status: 'success' });
+        await moved('switchyard_step_duration_seconds', { kind: 'connector', status: 'failed' });
+        await moved('switchyard_activity_failures_total', { activity: 'run_steps' });
+        await moved('switchyard_webhook_delivery_duration_seconds', { outcome: 'succeeded' });
+        await moved('switchyard_http_request_duration_seconds', {
+          method: 'POST',
+          route: '/v1/workflows/{id}/trigger',
+          status: '202',
+        });
+      } finally {
+        await receiver.stop();
+      }
+    });
+
+    it('serves /metrics on a port of its own, behind METRICS_TOKEN when set', async () => {
+      const token = 'metrics-token-0123456789';
+      const server = await startMetricsServer({ host: '127.0.0.1', port: 0, token });
+      try {
+        const url = `http://127.0.0.1:${listeningPort(server)}`;
+        await request(url).get('/metrics').expect(401);
+        await request(url).get('/metrics').set('Authorization', 'Bearer wrong-token-0123456789').expect(401);
+        await request(url).get('/v1/workflows').expect(404);
+        const res = await request(url).get('/metrics').set('Authorization', `Bearer ${token}`).expect(200);
+        expect(parsePrometheus(res.text).has('switchyard_executions_total')).to.equal(true);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
   });
 });

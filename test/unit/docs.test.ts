@@ -165,6 +165,11 @@ describe('docs', () => {
       { names: /^NODE_OPTIONS$/, why: "Node's own", readIn: [] },
       { names: /^AUTO_UPGRADE$/, why: 'a Temporal versioning behaviour, not a variable', readIn: [] },
       {
+        names: /^TEMPORAL_CODEC_[A-Z_]+$/,
+        why: "Temporal UI server's codec settings",
+        readIn: ['docker-compose.yml'],
+      },
+      {
         names: /^(HOOK_SECRET|WH_SECRET|RECEIVER_PORT|SWITCHYARD_WEBHOOK_SECRET)$/,
         why: 'shell and environment variables of the examples themselves',
         readIn: ['docs/tutorial.md', 'docs/webhooks.md'],

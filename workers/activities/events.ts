@@ -33,6 +33,7 @@ import {
 } from '../../core/event-types';
 import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { parseRetryAfter } from './retry-after';
+import { metrics } from '../../src/observability/metrics';
 
 export interface EventActivityDeps {
   db: Database;
@@ -166,8 +167,20 @@ export function createEventActivities(deps: EventActivityDeps) {
     }
   }
 
-  /** One attempt: the signed POST, its record in the delivery log, and what comes next. */
+  /** One attempt, measured (switchyard_webhook_delivery_duration_seconds by outcome). */
   async function attemptDelivery(
+    deliveryId: string,
+    attempt: number,
+    maxAttempts: number,
+  ): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const outcome = await attemptDeliveryUnmeasured(deliveryId, attempt, maxAttempts);
+    metrics.webhookDeliveries.observe({ outcome: outcome.status }, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  /** One attempt: the signed POST, its record in the delivery log, and what comes next. */
+  async function attemptDeliveryUnmeasured(
     deliveryId: string,
     attempt: number,
     maxAttempts: number,

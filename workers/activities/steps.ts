@@ -45,6 +45,7 @@ import {
 import type { EventKind } from '../../core/event-types';
 import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
+import { metrics } from '../../src/observability/metrics';
 
 export interface StepRunnerDeps {
   connector: (spec: HttpRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<HttpResponseOutput>;
@@ -83,7 +84,9 @@ export function createStepRunner(deps: StepRunnerDeps) {
     let next: BatchNext = { kind: 'continue' };
     let bytes = 0;
     for (const step of batch.steps) {
+      const started = performance.now();
       const outcome = await runStep(step, context, batch, deps);
+      recordStepMetrics(step.kind, outcome.record, (performance.now() - started) / 1000);
       records.push(outcome.record);
       if (outcome.record.status === 'success' || outcome.record.status === 'skipped') {
         context.steps[step.id] = { status: outcome.record.status, output: outcome.record.output };
@@ -105,6 +108,11 @@ export function createStepRunner(deps: StepRunnerDeps) {
       ).catch(() => undefined);
     return result;
   };
+}
+
+function recordStepMetrics(kind: string, record: StepRecord, seconds: number): void {
+  metrics.stepDuration.observe({ kind, status: record.status }, seconds);
+  if (record.error) metrics.activityFailures.inc({ activity: 'run_steps', code: record.error.code });
 }
 
 async function runStep(

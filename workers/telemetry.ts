@@ -1,0 +1,69 @@
+/**
+ * The worker's side of observability (docs/operations.md#metrics): the sink workflow code reports an
+ * execution's end to, and an activity interceptor that counts failed attempts by error code, times the
+ * retry attempts of connector and ai steps, and puts the run's request id into every log line of the
+ * activity.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Context as ActivityContext } from '@temporalio/activity';
+import type { ActivityInterceptors, InjectedSinks } from '@temporalio/worker';
+import { REQUEST_ID_HEADER, type MetricsSinks } from '../core/telemetry';
+import { metrics } from '../src/observability/metrics';
+
+/** The interceptor modules bundled with the workflow code (scripts/bundle-workflows.ts). */
+export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/interceptors')];
+
+export const metricsSinks: InjectedSinks<MetricsSinks> = {
+  switchyardMetrics: {
+    executionClosed: {
+      fn: (_info, status, workspace, workflow) => metrics.executions.inc({ status, workspace, workflow }),
+      callDuringReplay: false,
+    },
+  },
+};
+
+/** Activities that retry one step: their attempts are that step kind's attempts. */
+const STEP_KIND_OF_ACTIVITY: Record<string, string> = { connector_http: 'connector', ai: 'ai' };
+
+/** The error code of a failed attempt: an ApplicationFailure's type, else the error's name. */
+export function failureCode(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return 'unknown';
+  const { type, name } = error as { type?: unknown; name?: unknown };
+  if (typeof type === 'string' && type) return type;
+  return typeof name === 'string' && name ? name : 'unknown';
+}
+
+export function activityTelemetry(ctx: ActivityContext): ActivityInterceptors {
+  let requestId: string | undefined;
+  const activity = ctx.info.activityType;
+  const stepKind = STEP_KIND_OF_ACTIVITY[activity];
+  return {
+    inbound: {
+      async execute(input, next) {
+        const header = input.headers[REQUEST_ID_HEADER];
+        if (header) requestId = defaultPayloadConverter.fromPayload<string>(header);
+        const started = performance.now();
+        try {
+          const result = await next(input);
+          if (stepKind)
+            metrics.stepDuration.observe(
+              { kind: stepKind, status: 'success' },
+              (performance.now() - started) / 1000,
+            );
+          return result;
+        } catch (error) {
+          metrics.activityFailures.inc({ activity, code: failureCode(error) });
+          if (stepKind)
+            metrics.stepDuration.observe(
+              { kind: stepKind, status: 'failed' },
+              (performance.now() - started) / 1000,
+            );
+          throw error;
+        }
+      },
+    },
+    outbound: {
+      getLogAttributes: (input, next) => next(requestId ? { ...input, requestId } : input),
+    },
+  };
+}

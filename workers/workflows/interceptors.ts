@@ -1,0 +1,60 @@
+/**
+ * Workflow interceptors, bundled with the workflow code (scripts/bundle-workflows.ts). They add no
+ * command, so histories recorded without them replay the same:
+ * - an execution's end is reported through a sink (the worker counts it; sinks are not called during
+ *   replay, so a replayed run is never counted twice);
+ * - the request id the API put in the memo travels to every activity in a header, so activities log it.
+ */
+import {
+  defaultPayloadConverter,
+  isCancellation,
+  proxySinks,
+  workflowInfo,
+  type ActivityInput,
+  type LocalActivityInput,
+  type Next,
+  type Payload,
+  type WorkflowExecuteInput,
+  type WorkflowInboundCallsInterceptor,
+  type WorkflowInterceptors,
+  type WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
+import {
+  REQUEST_ID_HEADER,
+  REQUEST_ID_MEMO,
+  type ClosedStatus,
+  type MetricsSinks,
+} from '../../core/telemetry';
+
+const { switchyardMetrics } = proxySinks<MetricsSinks>();
+
+export const interceptors = (): WorkflowInterceptors => {
+  // Per run: the request id, encoded once as a header payload.
+  let requestId: Payload | undefined;
+  const inbound: WorkflowInboundCallsInterceptor = {
+    async execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
+      const info = workflowInfo();
+      const id = info.memo?.[REQUEST_ID_MEMO];
+      requestId = typeof id === 'string' ? defaultPayloadConverter.toPayload(id) : undefined;
+      if (info.workflowType !== 'execution') return next(input);
+      const run = input.args[0] as { workspaceId?: string; workflow?: { id?: string } } | undefined;
+      const report = (status: ClosedStatus) =>
+        switchyardMetrics.executionClosed(status, run?.workspaceId ?? '', run?.workflow?.id ?? '');
+      try {
+        const result = await next(input);
+        report('success');
+        return result;
+      } catch (error) {
+        report(isCancellation(error) ? 'canceled' : 'failed');
+        throw error;
+      }
+    },
+  };
+  const withRequestId = <T extends ActivityInput | LocalActivityInput>(input: T): T =>
+    requestId ? { ...input, headers: { ...input.headers, [REQUEST_ID_HEADER]: requestId } } : input;
+  const outbound: WorkflowOutboundCallsInterceptor = {
+    scheduleActivity: (input, next) => next(withRequestId(input)),
+    scheduleLocalActivity: (input, next) => next(withRequestId(input)),
+  };
+  return { inbound: [inbound], outbound: [outbound] };
+};
