@@ -122,7 +122,7 @@ function webhooksObject(): ZodOpenApiPathsObject {
           'error is retried (at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h by default), honouring ' +
           'Retry-After on 429 and 503. Events about a closed execution are sent once the execution is closed, so ' +
           'GET /v1/executions/{id} shows its final status and every step.',
-        tags: ['Webhooks'],
+        tags: ['Outbound events'],
         security: [],
         requestParams: { header: webhookHeaders },
         requestBody: {
@@ -215,6 +215,26 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         'character U+0000, which PostgreSQL cannot store: a body that would store one is 400 invalid_request.',
     },
     servers: [{ url: '/' }],
+    // In reading order: what a newcomer does first comes first (Redoc's sidebar follows this list).
+    tags: [
+      {
+        name: 'Workflows',
+        description: 'Versioned workflow definitions, their triggers, and starting runs.',
+      },
+      {
+        name: 'Executions',
+        description: 'Runs: each step with its input, output, attempts and duration; retry, cancel, approve.',
+      },
+      { name: 'Hooks', description: 'Inbound hooks: signed requests from other systems that start runs.' },
+      { name: 'Webhooks', description: 'Endpoints that receive outbound events, and their delivery log.' },
+      {
+        name: 'Outbound events',
+        description: 'What the service POSTs to your webhook endpoints, signed per Standard Webhooks.',
+      },
+      { name: 'Secrets', description: 'Encrypted values that connector and AI steps use by name.' },
+      { name: 'API keys', description: "The workspace's keys and their scopes." },
+      { name: 'Health', description: 'Liveness, readiness and this document.' },
+    ],
     security: [{ bearerAuth: [] }],
     components: {
       securitySchemes: {

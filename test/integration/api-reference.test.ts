@@ -159,6 +159,13 @@ describe('API reference at /docs @integration', function () {
           'operations not rendered',
         ).to.deep.equal([]);
         expect(await page.title()).to.match(/^Switchyard API .* reference$/);
+        // The sections come in the document's tag order (what a newcomer needs first, first).
+        const sections = await page.evaluate(() =>
+          [...document.querySelectorAll('[id^="tag/"]')]
+            .filter((section) => !section.id.slice(4).includes('/'))
+            .map((section) => section.querySelector('h2, h1')?.textContent),
+        );
+        expect(sections).to.deep.equal((doc['tags'] as { name: string }[]).map((tag) => tag.name));
         // Search runs in the web worker the policy lets Redoc start from a blob: URL.
         const approve = operations.find((op) => op.operationId === 'approveStep');
         expect(approve, 'the approveStep operation').to.not.equal(undefined);
