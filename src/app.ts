@@ -25,6 +25,7 @@ import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
 import { metrics, refusalReason } from './observability/metrics';
 import { metricsRoute } from './observability/metrics-server';
+import { requestSpans } from './observability/tracing';
 import type { Services } from './services';
 import { projectVersion } from './paths';
 
@@ -69,6 +70,7 @@ export function createApp(services: Services): Koa {
   codecRoutes(router, services, authenticator);
 
   app.use(requestId());
+  if (services.tracing) app.use(requestSpans(services.tracing, requestRoute));
   app.use(securityHeaders());
   app.use(accessLog(services));
   app.use(errorHandler(services.logger));

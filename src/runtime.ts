@@ -8,6 +8,7 @@ import net from 'node:net';
 import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { createApp } from './app';
 import { CODEC_PATH } from './http/codec-server';
 import { API_REFERENCE_PATH } from './http/api-reference';
@@ -21,6 +22,7 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { listeningPort } from './net/listening-port';
 import { setSdkMetricsUrl, startMetricsServer } from './observability/metrics-server';
+import { startTracing } from './observability/tracing';
 import { ensureHousekeepingSchedule } from './housekeeping/schedule';
 import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
@@ -96,10 +98,14 @@ export async function startRuntime({
     } else {
       installTemporalRuntime(logger);
     }
+    // Off unless OTEL_EXPORTER_OTLP_ENDPOINT is set: then the client's starts carry the request's trace.
+    const tracing = startTracing(config.environment, api && runWorker ? 'service' : api ? 'api' : 'worker');
     const temporal: TemporalConnection = await connectTemporal(
       resolveTemporalTarget(devServer?.address, config.temporal.namespace, config.environment),
       payloadCodecsOf(config.payloadEncryptionKeys),
+      tracing && { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] },
     );
+    if (tracing) cleanups.push(() => tracing.flush());
     cleanups.push(() => temporal.connection.close());
     await ensureSearchAttributes(temporal, logger);
     await ensureRetention(temporal, config.temporal.retentionDays, logger);
@@ -136,6 +142,7 @@ export async function startRuntime({
       admission,
       reads,
       temporalUiUrl: config.temporal.uiUrl ?? devServer?.uiUrl,
+      tracing,
     };
     if (api) {
       await bootstrap(db, { bootstrapApiKey: config.bootstrapApiKey, seedDemo: config.seedDemo }, logger);
@@ -166,6 +173,7 @@ export async function startRuntime({
         bundle,
         version,
         payloadCodecs: temporal.payloadCodecs,
+        tracing,
         extraActivities,
         tuning: config.worker,
         onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),

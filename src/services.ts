@@ -3,6 +3,7 @@ import type { Config } from './config';
 import type { AdmissionGate } from './executions/admission';
 import type { ExecutionBacklog } from './executions/backpressure';
 import type { Logger } from './logger';
+import type { Tracing } from './observability/tracing';
 import type { SecretCipher } from './secrets/cipher';
 import type { CachedReads } from './store/cached-reads';
 import type { Database } from './store/db';
@@ -27,4 +28,6 @@ export interface Services {
   reads: CachedReads;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;
+  /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (observability/tracing.ts). */
+  tracing?: Tracing | undefined;
 }

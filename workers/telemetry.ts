@@ -6,9 +6,21 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Context as ActivityContext } from '@temporalio/activity';
-import type { ActivityInterceptors, InjectedSinks } from '@temporalio/worker';
+import { trace } from '@opentelemetry/api';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { ActivityInterceptors, ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import { REQUEST_ID_HEADER, type MetricsSinks } from '../core/telemetry';
 import { metrics } from '../src/observability/metrics';
+import {
+  EXECUTION_ID_ATTRIBUTE,
+  REQUEST_ID_ATTRIBUTE,
+  tracingInstalled,
+  type Tracing,
+} from '../src/observability/tracing';
 
 /** The interceptor modules bundled with the workflow code (scripts/bundle-workflows.ts). */
 export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/interceptors')];
@@ -42,6 +54,14 @@ export function activityTelemetry(ctx: ActivityContext): ActivityInterceptors {
       async execute(input, next) {
         const header = input.headers[REQUEST_ID_HEADER];
         if (header) requestId = defaultPayloadConverter.fromPayload<string>(header);
+        // Under tracing, the activity's span (tracedActivity, outside this one) names the request and run.
+        if (tracingInstalled())
+          trace.getActiveSpan()?.setAttributes({
+            ...(ctx.info.workflowExecution && {
+              [EXECUTION_ID_ATTRIBUTE]: ctx.info.workflowExecution.workflowId,
+            }),
+            ...(requestId && { [REQUEST_ID_ATTRIBUTE]: requestId }),
+          });
         const started = performance.now();
         try {
           const result = await next(input);
@@ -66,4 +86,17 @@ export function activityTelemetry(ctx: ActivityContext): ActivityInterceptors {
       getLogAttributes: (input, next) => next(requestId ? { ...input, requestId } : input),
     },
   };
+}
+
+/** The span of each activity, a child of the workflow's (its context travels in the activity's headers). */
+export function tracedActivity(tracing: Tracing): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: tracing.tracer }),
+    outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+  });
+}
+
+/** Where workflow code's spans leave the workflow sandbox: the process's span processor. */
+export function tracingSinks(tracing: Tracing) {
+  return { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) };
 }

@@ -19,7 +19,14 @@ import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
 import { dataConverterOf } from '../src/temporal/encryption-codec';
 import { createActivities, type ActivityDeps } from './activities';
-import { activityTelemetry, metricsSinks, WORKFLOW_INTERCEPTOR_MODULES } from './telemetry';
+import type { Tracing } from '../src/observability/tracing';
+import {
+  activityTelemetry,
+  metricsSinks,
+  tracedActivity,
+  tracingSinks,
+  WORKFLOW_INTERCEPTOR_MODULES,
+} from './telemetry';
 
 export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   connection: NativeConnection;
@@ -38,6 +45,8 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   version?: WorkerDeploymentVersion;
   /** Payload encryption (src/temporal/encryption-codec.ts); none: payloads in clear. */
   payloadCodecs?: readonly PayloadCodec[];
+  /** OpenTelemetry (src/observability/tracing.ts); none: no tracing interceptor or sink at all. */
+  tracing?: Tracing;
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
 }
@@ -120,8 +129,11 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),
     },
-    interceptors: { activity: [activityTelemetry] },
-    sinks: metricsSinks,
+    interceptors: {
+      // Tracing's first: ours then annotates its span.
+      activity: options.tracing ? [tracedActivity(options.tracing), activityTelemetry] : [activityTelemetry],
+    },
+    sinks: options.tracing ? { ...metricsSinks, ...tracingSinks(options.tracing) } : metricsSinks,
     ...workerTuning(options.tuning),
     ...(options.version && {
       workerDeploymentOptions: {

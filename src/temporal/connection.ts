@@ -7,7 +7,7 @@
  * One NativeConnection serves both the client and the worker of a process; sharing it is what lets
  * the single-process mode start workflows eagerly (first task handed back in the start response).
  */
-import { Client } from '@temporalio/client';
+import { Client, type ClientInterceptors } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
@@ -63,12 +63,15 @@ export interface TemporalConnection {
 export async function connectTemporal(
   target: TemporalTarget,
   payloadCodecs: readonly PayloadCodec[] = [],
+  /** The client's interceptors (tracing: src/observability/tracing.ts). */
+  interceptors?: ClientInterceptors,
 ): Promise<TemporalConnection> {
   const connection = await NativeConnection.connect(target.connectionOptions);
   const client = new Client({
     connection,
     namespace: target.namespace,
     dataConverter: dataConverterOf(payloadCodecs),
+    ...(interceptors && { interceptors }),
   });
   return { connection, client, namespace: target.namespace, payloadCodecs };
 }

@@ -36,9 +36,10 @@ function parseLabels(text: string, line: string): Record<string, string> {
 }
 
 function parseValue(text: string, line: string): number {
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
-  if (text === 'NaN') return NaN;
+  // As Go's ParseFloat, which Prometheus uses: NaN and Inf in any case.
+  if (/^\+?inf$/i.test(text)) return Infinity;
+  if (/^-inf$/i.test(text)) return -Infinity;
+  if (/^nan$/i.test(text)) return NaN;
   const value = Number(text);
   if (text === '' || Number.isNaN(value)) throw new Error(`Bad value in: ${line}`);
   return value;

@@ -160,6 +160,11 @@ describe('docs', () => {
         readIn: ['test/integration'],
       },
       { names: /^LOAD_[A-Z0-9_]+$/, why: 'the load suite', readIn: ['test/load'] },
+      {
+        names: /^OTEL_[A-Z0-9_]+$/,
+        why: "OpenTelemetry's standard variables, read by its SDK",
+        readIn: ['src/observability/tracing.ts'],
+      },
       { names: /^BENCH_[A-Z0-9_]+$/, why: 'the benchmark', readIn: ['bench'] },
       { names: /^FAKE_AI_PORT$/, why: '`npm run fake-ai`', readIn: ['scripts/fake-ai-provider.ts'] },
       { names: /^NODE_OPTIONS$/, why: "Node's own", readIn: [] },

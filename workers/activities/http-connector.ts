@@ -22,6 +22,7 @@ import {
 } from '../../core/execution-types';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
+import { outboundSpan, withTraceContext } from '../../src/observability/tracing';
 import type { SecretResolution } from './secrets';
 
 export interface HttpConnectorOptions {
@@ -75,12 +76,17 @@ async function send(
   let crossedOrigin = false;
   for (let hop = 0; ; hop++) {
     checkUrlForm(url, options.policy);
-    const response = await request(url, {
-      method: method,
-      headers: crossedOrigin ? withoutCredentials(body.headers) : body.headers,
-      body: body.payload,
-      dispatcher,
-      signal,
+    const headers = crossedOrigin ? withoutCredentials(body.headers) : body.headers;
+    const response = await outboundSpan(method, url, async (span) => {
+      const answer = await request(url, {
+        method: method,
+        headers: span ? withTraceContext(headers) : headers,
+        body: body.payload,
+        dispatcher,
+        signal,
+      });
+      span?.setAttribute('http.response.status_code', answer.statusCode);
+      return answer;
     });
     const location = header(response.headers, 'location');
     if (

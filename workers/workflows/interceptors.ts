@@ -3,7 +3,10 @@
  * command, so histories recorded without them replay the same:
  * - an execution's end is reported through a sink (the worker counts it; sinks are not called during
  *   replay, so a replayed run is never counted twice);
- * - the request id the API put in the memo travels to every activity in a header, so activities log it.
+ * - the request id the API put in the memo travels to every activity in a header, so activities log it;
+ * - a run started with a trace context (`_tracer-data` header: the API traces, docs/operations.md#traces)
+ *   gets @temporalio/interceptors-opentelemetry's spans for the workflow and the activities it schedules.
+ *   A run without one never enters that code, so runs recorded before tracing existed replay unchanged.
  */
 import {
   defaultPayloadConverter,
@@ -20,6 +23,11 @@ import {
   type WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
 import {
+  OpenTelemetryInboundInterceptor,
+  OpenTelemetryInternalsInterceptor,
+  OpenTelemetryOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import {
   REQUEST_ID_HEADER,
   REQUEST_ID_MEMO,
   type ClosedStatus,
@@ -28,9 +36,35 @@ import {
 
 const { switchyardMetrics } = proxySinks<MetricsSinks>();
 
+/** The header @temporalio/interceptors-opentelemetry carries a span context in. */
+const TRACE_HEADER = '_tracer-data';
+
 export const interceptors = (): WorkflowInterceptors => {
-  // Per run: the request id, encoded once as a header payload.
+  // Per run: the request id, encoded once as a header payload, and whether the run is traced.
   let requestId: Payload | undefined;
+  let otel:
+    | {
+        inbound: OpenTelemetryInboundInterceptor;
+        outbound: OpenTelemetryOutboundInterceptor;
+        internals: OpenTelemetryInternalsInterceptor;
+      }
+    | undefined;
+  const tracedInbound: WorkflowInboundCallsInterceptor = {
+    execute(input, next) {
+      if (input.headers[TRACE_HEADER] === undefined) return next(input);
+      otel = {
+        inbound: new OpenTelemetryInboundInterceptor(),
+        outbound: new OpenTelemetryOutboundInterceptor(),
+        internals: new OpenTelemetryInternalsInterceptor(),
+      };
+      return otel.inbound.execute(input, next);
+    },
+  };
+  const tracedOutbound: WorkflowOutboundCallsInterceptor = {
+    scheduleActivity: (input, next) => (otel ? otel.outbound.scheduleActivity(input, next) : next(input)),
+    scheduleLocalActivity: (input, next) =>
+      otel ? otel.outbound.scheduleLocalActivity(input, next) : next(input),
+  };
   const inbound: WorkflowInboundCallsInterceptor = {
     async execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
       const info = workflowInfo();
@@ -56,5 +90,17 @@ export const interceptors = (): WorkflowInterceptors => {
     scheduleActivity: (input, next) => next(withRequestId(input)),
     scheduleLocalActivity: (input, next) => next(withRequestId(input)),
   };
-  return { inbound: [inbound], outbound: [outbound] };
+  return {
+    inbound: [inbound, tracedInbound],
+    outbound: [outbound, tracedOutbound],
+    internals: [
+      {
+        dispose: (input, next) => {
+          // Its dispose runs synchronously up to next() (it only disables its context manager).
+          if (otel) void otel.internals.dispose(input, next);
+          else next(input);
+        },
+      },
+    ],
+  };
 };
