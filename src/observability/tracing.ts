@@ -27,6 +27,19 @@ import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@open
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type Koa from 'koa';
 
+/** OpenTelemetry's variables this service documents (docs/operations.md#traces); its SDK reads them. */
+export const OTEL_VARIABLES = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_SERVICE_NAME',
+  'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_TRACES_EXPORTER',
+  'OTEL_SDK_DISABLED',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+] as const;
+
 export interface Tracing {
   tracer: Tracer;
   resource: Resource;

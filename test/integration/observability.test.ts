@@ -17,6 +17,7 @@ import {
   trigger,
   waitForExecution,
 } from '../support/fixtures';
+import { dashboardMetrics } from '../support/dashboard';
 import { parsePrometheus, sampleOf } from '../support/prometheus';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
@@ -123,7 +124,7 @@ describe('observability @integration', function () {
             httpStep(
               'call',
               { url: 'http://127.0.0.1:1/nowhere' },
-              { retry: { ...FAST_RETRY, max_attempts: 1 } },
+              { retry: { ...FAST_RETRY, max_attempts: 2 } },
             ),
           ]),
         );
@@ -160,6 +161,9 @@ describe('observability @integration', function () {
         await moved('switchyard_step_duration_seconds', { kind: 'connector', status: 'failed' });
         await moved('switchyard_activity_failures_total', { activity: 'run_steps' });
         await moved('switchyard_webhook_delivery_duration_seconds', { outcome: 'succeeded' });
+        // Every metric the Grafana dashboard queries (deploy/grafana/dashboards) is on the page.
+        const families = await scrape();
+        expect(dashboardMetrics().filter((name) => !families.has(name))).to.deep.equal([]);
         await moved('switchyard_http_request_duration_seconds', {
           method: 'POST',
           route: '/v1/workflows/{id}/trigger',

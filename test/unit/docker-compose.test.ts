@@ -13,6 +13,9 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { consoleDirectory, migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
 import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
+import { metrics } from '../../src/observability/metrics';
+import { OTEL_VARIABLES } from '../../src/observability/tracing';
+import { dashboardMetrics, DASHBOARD_PATH, readDashboard } from '../support/dashboard';
 
 interface Service {
   image?: string;
@@ -254,7 +257,11 @@ describe('docker-compose.yml and Dockerfile', () => {
 
   describe('environment of the API and the worker', () => {
     it('uses only variable names that the service reads', () => {
-      const known = new Set<string>([...CONFIG_VARIABLES, ...TEMPORAL_ENVCONFIG_VARIABLES]);
+      const known = new Set<string>([
+        ...CONFIG_VARIABLES,
+        ...TEMPORAL_ENVCONFIG_VARIABLES,
+        ...OTEL_VARIABLES,
+      ]);
       for (const name of APP_SERVICES) {
         const unknown = Object.keys(environmentOf(service(name))).filter((variable) => !known.has(variable));
         expect(
@@ -462,6 +469,104 @@ describe('docker-compose.yml and Dockerfile', () => {
       expect(registered.sort(), 'SEARCH_ATTRIBUTES should match core/search-attributes.ts').to.deep.equal(
         expected.sort(),
       );
+    });
+  });
+
+  describe('observability', () => {
+    const volumesOf = (name: string) =>
+      ((services[name] as Service & { volumes?: string[] }).volumes ?? []).map((volume) => {
+        const [source = '', target = ''] = volume.split(':');
+        return { source, target };
+      });
+
+    it('runs Prometheus, Grafana and Jaeger, each published on loopback only', () => {
+      for (const name of ['prometheus', 'grafana', 'jaeger']) {
+        expect(services, name).to.have.property(name);
+        for (const port of service(name).ports ?? [])
+          expect(String(port), `${name} port ${String(port)}`).to.match(/^127\.0\.0\.1:/);
+      }
+    });
+
+    it('mounts files and folders that exist in the repository', () => {
+      for (const name of ['prometheus', 'grafana']) {
+        const mounted = volumesOf(name).filter(({ source }) => source.startsWith('./'));
+        expect(mounted, `${name} mounts`).to.not.be.empty;
+        for (const { source } of mounted)
+          expect(fs.existsSync(path.join(projectRoot, source)), `${name} mounts ${source}`).to.be.true;
+      }
+    });
+
+    it('has Prometheus scrape the API and every worker on their METRICS_PORT, which is not published', () => {
+      const mount = volumesOf('prometheus').find(({ target }) => target === '/etc/prometheus/prometheus.yml');
+      expect(mount, 'prometheus.yml mounted where Prometheus reads it').to.not.be.undefined;
+      const scrape = parse(readProjectFile(mount!.source)) as {
+        scrape_configs: { job_name: string; dns_sd_configs?: { names: string[]; port: number }[] }[];
+      };
+      for (const name of APP_SERVICES) {
+        const config = loadConfig(environmentOf(service(name)));
+        expect(config.metrics.enabled, `${name} metrics`).to.be.true;
+        expect(config.metrics.port, `${name} METRICS_PORT`).to.be.a('number');
+        const targets = scrape.scrape_configs.flatMap((job) =>
+          (job.dns_sd_configs ?? []).flatMap((sd) => sd.names.map((host) => `${host}:${sd.port}`)),
+        );
+        expect(targets, `scrape targets`).to.include(`${name}:${config.metrics.port}`);
+        expect(containerPortsOf(service(name)), `${name} publishes its metrics port`).to.not.include(
+          config.metrics.port,
+        );
+      }
+    });
+
+    it('provisions the Prometheus data source and the dashboard that Grafana loads', () => {
+      const mounts = volumesOf('grafana');
+      const provisioning = mounts.find(({ target }) => target === '/etc/grafana/provisioning')!;
+      const datasources = parse(
+        readProjectFile(path.join(provisioning.source, 'datasources/prometheus.yml')),
+      ) as { datasources: { uid: string; type: string; url: string }[] };
+      expect(datasources.datasources[0]).to.include({
+        uid: 'prometheus',
+        type: 'prometheus',
+        url: 'http://prometheus:9090',
+      });
+      const providers = parse(
+        readProjectFile(path.join(provisioning.source, 'dashboards/switchyard.yml')),
+      ) as {
+        providers: { options: { path: string } }[];
+      };
+      const dashboards = mounts.find(({ target }) => target === providers.providers[0]!.options.path);
+      expect(dashboards, 'the dashboards folder mounted where the provider reads').to.not.be.undefined;
+      expect(path.join(projectRoot, dashboards!.source, 'switchyard.json')).to.equal(DASHBOARD_PATH);
+      const dashboard = readDashboard();
+      const titles = dashboard.panels.map((panel) => panel.title).join(' | ');
+      for (const subject of [
+        /Executions\/s by final status/,
+        /Step latency by kind/,
+        /delivery/i,
+        /backlog/i,
+      ])
+        expect(titles).to.match(subject);
+      for (const panel of dashboard.panels)
+        for (const target of panel.targets ?? [])
+          expect((target as { datasource?: { uid?: string } }).datasource?.uid, panel.title).to.equal(
+            'prometheus',
+          );
+    });
+
+    it("queries only metric names the service exports (the Temporal SDK's are checked against a scrape in test/integration/observability.test.ts)", async () => {
+      const ours = new Set((await metrics.registry.getMetricsAsJSON()).map((metric) => metric.name));
+      const used = dashboardMetrics();
+      expect(used.filter((name) => name.startsWith('switchyard_') && !ours.has(name))).to.deep.equal([]);
+      expect(used.every((name) => name.startsWith('switchyard_') || name.startsWith('temporal_'))).to.be.true;
+    });
+
+    it('sends traces from the API and the worker to Jaeger over OTLP/HTTP, each with its service name', () => {
+      expect(environmentOf(service('jaeger'))['COLLECTOR_OTLP_ENABLED']).to.equal('true');
+      const names = new Set<string>();
+      for (const name of APP_SERVICES) {
+        const env = environmentOf(service(name));
+        expect(env['OTEL_EXPORTER_OTLP_ENDPOINT'], name).to.equal('http://jaeger:4318');
+        names.add(env['OTEL_SERVICE_NAME'] ?? '');
+      }
+      expect([...names].sort()).to.deep.equal(['switchyard-api', 'switchyard-worker']);
     });
   });
 
