@@ -482,8 +482,10 @@ describe('docker-compose.yml and Dockerfile', () => {
     it('runs Prometheus, Grafana and Jaeger, each published on loopback only', () => {
       for (const name of ['prometheus', 'grafana', 'jaeger']) {
         expect(services, name).to.have.property(name);
-        for (const port of service(name).ports ?? [])
-          expect(String(port), `${name} port ${String(port)}`).to.match(/^127\.0\.0\.1:/);
+        for (const port of service(name).ports ?? []) {
+          const text = typeof port === 'object' ? JSON.stringify(port) : String(port);
+          expect(text, `${name} port ${text}`).to.match(/^127\.0\.0\.1:/);
+        }
       }
     });
 
