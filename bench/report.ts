@@ -69,6 +69,7 @@ export interface BenchReport {
   onboard?: {
     settings?: { count?: number };
     hook_pglite?: OnboardVariant;
+    hook_encrypted?: OnboardVariant;
     trigger_pglite?: OnboardVariant;
     hook_postgres?: OnboardVariant;
     floor?: OnboardVariant;
@@ -214,6 +215,7 @@ function duplicatesAndMissing(duplicates: number | undefined, missing: number | 
 
 const ONBOARD_LABELS = {
   hook_pglite: 'Onboard (signed hook → rules → HTTP), PGlite',
+  hook_encrypted: 'Onboard (signed hook), PGlite, step data encrypted',
   trigger_pglite: 'Onboard through the trigger endpoint, PGlite',
   hook_postgres: 'Onboard (signed hook), PostgreSQL server',
   before: 'Onboard (signed hook), PGlite, before issue 9',
@@ -225,7 +227,7 @@ function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] 
   for (const [variant, label] of Object.entries(ONBOARD_LABELS) as [keyof typeof ONBOARD_LABELS, string][]) {
     for (const [key, phase] of Object.entries(onboard[variant]?.phases ?? {})) {
       const floor = onboard.floor?.phases[key];
-      const full = variant === 'hook_pglite';
+      const full = variant === 'hook_pglite' || variant === 'hook_encrypted';
       const metrics = [
         compared('executions/s', phase.executions_per_sec, floor?.executions_per_sec),
         compared(

@@ -3,6 +3,8 @@
  * service as `npm start` runs it, each variant on a stack of its own (bench/onboard/service.ts):
  *
  * - `hook_pglite`: signed POST /v1/hooks/onboard, embedded PGlite (what a newcomer runs);
+ * - `hook_encrypted`: the same with PAYLOAD_ENCRYPTION_KEYS set (every payload through the encryption codec),
+ *   run soon after hook_pglite so that both see the same machine;
  * - `trigger_pglite`: POST /v1/workflows/onboard/trigger with an API key, PGlite;
  * - `hook_postgres`: the signed hook, with the database on the PostgreSQL server;
  * - `floor`: the same flow hand-written on the raw SDK (bench/workflows/onboard-floor.ts: the rule inline
@@ -15,15 +17,18 @@
  * (TEST_DATABASE_URL's default server), BENCH_PROFILE_DIR (CPU profiles of the service process).
  */
 import { execFile, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import { Pool } from 'undici';
 import { signatureHeader } from '../../src/hooks/signature';
 import { createLogger } from '../../src/logger';
 import { ensureTemporalCli } from '../../src/temporal/cli';
 import { startDevServer } from '../../src/temporal/dev-server';
+import { EncryptionCodec, isEncrypted, parsePayloadKeys } from '../../src/temporal/encryption-codec';
 import { freePort } from '../../test/support/ports';
 import { runPhase, RetryLater, type PhaseResult, type Starter } from '../onboard/driver';
 import { ONBOARD_WORKFLOW_ID, onboardDefinition, onboardInput } from '../onboard/flow';
@@ -35,6 +40,7 @@ import { ONBOARD_FLOOR_WORKFLOW_TYPE } from '../workflows/onboard-floor';
 
 export const ONBOARD_VARIANTS = [
   'hook_pglite',
+  'hook_encrypted',
   'trigger_pglite',
   'hook_postgres',
   'floor',
@@ -86,6 +92,8 @@ export interface VariantResult {
   /** One phase per concurrency, keyed `c<N>`. */
   phases: Record<string, PhaseResult>;
   database?: string;
+  /** hook_encrypted: what the codec itself costs per execution (measureCodec). */
+  codec?: Awaited<ReturnType<typeof measureCodec>>;
 }
 
 export async function benchOnboard(settings: OnboardSettings) {
@@ -108,7 +116,44 @@ export async function benchOnboard(settings: OnboardSettings) {
     ...(settings.beforeRoot ? { before_commit: await commitOf(settings.beforeRoot) } : {}),
     ...results,
     versus_floor: versusFloor(results),
+    encryption_cost: encryptionCost(results),
   };
+}
+
+/**
+ * What encrypting step data costs: hook_encrypted beside hook_pglite at each concurrency (CPU ms per
+ * execution added, all processes and the service process; executions/s as a ratio).
+ */
+function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
+  const clear = results.hook_pglite?.phases;
+  const encrypted = results.hook_encrypted?.phases;
+  if (!clear || !encrypted) return null;
+  const out: Record<
+    string,
+    {
+      cpu_ms_added_per_execution: number | null;
+      service_cpu_ms_added: number | null;
+      executions_per_sec: number | null;
+    }
+  > = {};
+  const difference = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
+  for (const [phase, measured] of Object.entries(encrypted)) {
+    const base = clear[phase];
+    if (!base) continue;
+    out[phase] = {
+      cpu_ms_added_per_execution: difference(
+        measured.cpu_ms_per_execution['total'],
+        base.cpu_ms_per_execution['total'],
+      ),
+      service_cpu_ms_added: difference(
+        measured.cpu_ms_per_execution['service'],
+        base.cpu_ms_per_execution['service'],
+      ),
+      executions_per_sec: ratio(measured.executions_per_sec, base.executions_per_sec),
+    };
+  }
+  return out;
 }
 
 /** Each service variant's executions/s and CPU per execution beside the floor's, per concurrency. */
@@ -143,11 +188,13 @@ async function benchService(
   cliPath: string,
   receiver: OnboardReceiver,
 ): Promise<VariantResult> {
+  const encryptionKeys = `bench:${randomBytes(32).toString('base64')}`;
   const service = await startServiceProcess({
     cliPath,
     ...(variant === 'hook_postgres' ? { postgresUrl: settings.postgresUrl } : {}),
     ...(settings.profileDir ? { profileDir: path.join(settings.profileDir, variant) } : {}),
     ...(variant === 'before' ? { root: settings.beforeRoot } : {}),
+    ...(variant === 'hook_encrypted' ? { env: { PAYLOAD_ENCRYPTION_KEYS: encryptionKeys } } : {}),
   });
   const connection = await Connection.connect({ address: service.temporalAddress });
   const client = new Client({ connection });
@@ -161,9 +208,11 @@ async function benchService(
     const start =
       variant === 'trigger_pglite' ? triggerStarter(service, pool) : hookStarter(pool, hookSecret);
     const pids = { service: service.pids.service, dev_server: service.pids.dev_server };
+    const phases = await runPhases(`${variant}`, settings, start, receiver, pids, client);
     return {
       database: service.database,
-      phases: await runPhases(`${variant}`, settings, start, receiver, pids, client),
+      phases,
+      ...(variant === 'hook_encrypted' ? { codec: await measureCodec(client, encryptionKeys) } : {}),
     };
   } finally {
     await pool.close();
@@ -209,6 +258,47 @@ async function runPhases(
     phases[`c${concurrency}`] = phase;
   }
   return phases;
+}
+
+/**
+ * The encryption codec's own cost per execution, apart from the noise of a whole run: one run's encrypted
+ * payloads (as the service wrote them) decoded and encoded again, many times, on this process's thread.
+ */
+async function measureCodec(client: Client, keys: string) {
+  const codec = new EncryptionCodec(parsePayloadKeys(keys).keys);
+  // Raw visibility: the client's own list would decode the (encrypted) memo without the codec.
+  const listed = await client.workflowService.listWorkflowExecutions({
+    namespace: client.options.namespace,
+    query: `WorkflowType = 'execution'`,
+    pageSize: 1,
+  });
+  const workflowId = listed.executions?.[0]?.execution?.workflowId;
+  if (!workflowId) return null;
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const encrypted: Payload[] = [];
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+      if (isEncrypted(value)) encrypted.push(value);
+      else Object.values(value).forEach(walk);
+    }
+  };
+  walk(history.events);
+  const iterations = 2000;
+  let decoded: Payload[] = [];
+  const decodeStart = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) decoded = await codec.decode(encrypted);
+  const decodeUs = process.cpuUsage(decodeStart);
+  const encodeStart = process.cpuUsage();
+  for (let i = 0; i < iterations; i++) await codec.encode(decoded);
+  const encodeUs = process.cpuUsage(encodeStart);
+  const perRun = (usage: NodeJS.CpuUsage) => Math.round(((usage.user + usage.system) / iterations) * 10) / 10;
+  return {
+    payloads_per_execution: encrypted.length,
+    plain_bytes_per_execution: decoded.reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0),
+    encode_cpu_us_per_execution: perRun(encodeUs),
+    decode_cpu_us_per_execution: perRun(decodeUs),
+  };
 }
 
 /** Creates the onboard workflow through the API; answers its hook secret. */

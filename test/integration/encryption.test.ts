@@ -242,6 +242,13 @@ describe('encrypted step data @integration', function () {
     const failedRunId = (
       await service.runtime.services.temporal.client.workflow.getHandle(failedId).describe()
     ).runId;
+    // Lists read a failed run's error from its memo, which is encrypted too.
+    const failedList = await service
+      .api()
+      .get(`/v1/executions?workflow=${workflowId}&status=failed`)
+      .expect(200);
+    expect(failedList.body.data[0].error.step).to.equal('check');
+    expect(readableTexts(await cliHistory(failedId)).some((text) => text.includes(customer))).to.equal(false);
 
     // The same database and Temporal, keys "b,a": b is current.
     const rotated = await startTestService({

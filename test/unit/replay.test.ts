@@ -1,19 +1,24 @@
 /**
  * The replay corpus (test/replay/README.md): histories written by real runs, each replayed with the SDK's
  * replayer against the workflow bundle `npm run build` wrote. A change to workflow code that would make
- * a run in flight fail on its next task (non-determinism) fails here first.
+ * a run in flight fail on its next task (non-determinism) fails here first. The replayer runs with the
+ * payload encryption codec, as a worker with PAYLOAD_ENCRYPTION_KEYS set does: histories written in clear
+ * pass through it (test/integration/encryption.test.ts replays an encrypted one).
  */
+import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectRoot, workflowBundlePath } from '../../src/paths';
+import { dataConverterOf, payloadCodecsOf } from '../../src/temporal/encryption-codec';
 import { installTemporalRuntime } from '../../workers/worker';
 import { testLogger } from '../support/stack';
 
 const replayDir = path.join(projectRoot, 'test', 'replay');
 const corpus = path.join(replayDir, 'histories');
 const manifest = path.join(replayDir, 'README.md');
+const dataConverter = dataConverterOf(payloadCodecsOf([{ id: 'replay', key: randomBytes(32) }]));
 
 interface HistoryJson {
   events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
@@ -67,7 +72,11 @@ describe('the replay corpus', () => {
       );
       try {
         // Throws DeterminismViolationError (or the workflow's own failure) when the code no longer fits.
-        await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath } }, history, name);
+        await Worker.runReplayHistory(
+          { workflowBundle: { codePath: workflowBundlePath }, dataConverter },
+          history,
+          name,
+        );
       } catch (error) {
         throw new Error(replayFailure(file, workflowType, error), { cause: error });
       }
