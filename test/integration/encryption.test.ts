@@ -224,6 +224,30 @@ describe('encrypted step data @integration', function () {
     );
   });
 
+  it('carries approval decisions (Update arguments and results) through the codec', async () => {
+    const workflowId = await createWorkflow(
+      service.api(),
+      definition([
+        { id: 'review', kind: 'approval', name: 'Review', message: 'Approve {{ input.customer }}?' },
+        rulesStep('after', [{ when: 'true', output: '{{ steps.review.output.comment }}' }]),
+      ]),
+    );
+    const id = await trigger(service.api(), workflowId, { customer });
+    await waitForExecution(service.api(), id, (e) => e.status === 'waiting');
+    const comment = `ok for ${customer}`;
+    const approved = await service
+      .api()
+      .post(`/v1/executions/${id}/steps/review/approve`, { comment })
+      .expect(200);
+    expect(approved.body.output.comment).to.equal(comment);
+    const done = await waitForExecution(service.api(), id);
+    expect(done.status).to.equal('success');
+    expect(stepOf(done, 'review').output).to.deep.include({ decision: 'approved', comment });
+    expect(stepOf(done, 'after').output).to.equal(comment);
+    const history = await cliHistory(id);
+    expect(readableTexts(history).some((text) => text.includes(customer))).to.equal(false);
+  });
+
   it('rotates keys: runs written with the old key read and retry after a new key is current', async () => {
     receiver.replyOnceTo('/check', { status: 500, body: 'down' });
     const workflowId = await createWorkflow(
