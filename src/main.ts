@@ -72,7 +72,7 @@ function banner(
   message: ReadyMessage,
   devServer: DevServer | undefined,
   namespace: string,
-  config: { databaseUrl: string | undefined; dataDir: string; port: number },
+  config: { databaseUrl: string | undefined; dataDir: string; port: number; payloadEncryptionKeys?: unknown },
 ): string {
   const port = message.port ?? config.port;
   const lines = [
@@ -82,6 +82,9 @@ function banner(
     `  API docs:     http://127.0.0.1:${port}${API_REFERENCE_PATH}`,
     devServer?.uiUrl ? `  Temporal UI:  ${devServer.uiUrl}/namespaces/${namespace}/workflows` : undefined,
     `  Data:         ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : config.dataDir}`,
+    config.payloadEncryptionKeys
+      ? '  Encrypted:    step data in Temporal; to read it in Temporal UI, see docs/operations.md#temporal-ui'
+      : undefined,
     `  An API key:   npm run admin -- create-key --workspace default --name me --scopes admin`,
     `  Stop:         Ctrl-C`,
     '',

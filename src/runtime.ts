@@ -289,7 +289,7 @@ export async function startEmbeddedTemporal(config: Config, logger: Logger): Pro
  * With payload encryption on, the embedded Temporal UI decodes through the API's codec endpoint
  * (docs/operations.md#encrypted-step-data); its browser still has to be signed in to the console.
  */
-function embeddedCodecEndpoint(config: Config): string | undefined {
+export function embeddedCodecEndpoint(config: Config): string | undefined {
   if (!config.payloadEncryptionKeys || config.port === 0) return undefined;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${CODEC_PATH}`;

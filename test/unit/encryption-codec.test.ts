@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config';
+import { embeddedCodecEndpoint } from '../../src/runtime';
+import { devServerArgs } from '../../src/temporal/dev-server';
 import {
   ENCRYPTED_ENCODING,
   EncryptionCodec,
@@ -112,5 +114,21 @@ describe('payload encryption codec', () => {
     expect(problems).to.contain('PAYLOAD_ENCRYPTION_KEYS');
     expect(problems).to.contain('PORT');
     expect(problems).not.to.contain('short');
+  });
+
+  it('points the embedded Temporal UI at the codec endpoint only while encryption is on', () => {
+    const key = randomBytes(32).toString('base64');
+    expect(embeddedCodecEndpoint(loadConfig({}))).to.equal(undefined);
+    const on = loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `k:${key}`, PORT: '3100' });
+    expect(embeddedCodecEndpoint(on)).to.equal('http://127.0.0.1:3100/codec');
+    const options = { dataDir: '/tmp/x', ip: '127.0.0.1', port: 7233, uiPort: 8233, namespace: 'default' };
+    const args = devServerArgs({ ...options, uiCodecEndpoint: 'http://127.0.0.1:3100/codec' });
+    expect(
+      args.slice(args.indexOf('--ui-codec-endpoint'), args.indexOf('--ui-codec-endpoint') + 2),
+    ).to.deep.equal(['--ui-codec-endpoint', 'http://127.0.0.1:3100/codec']);
+    expect(devServerArgs(options)).not.to.include('--ui-codec-endpoint');
+    expect(devServerArgs({ ...options, uiPort: 0, uiCodecEndpoint: 'http://x/codec' })).not.to.include(
+      '--ui-codec-endpoint',
+    );
   });
 });
