@@ -91,7 +91,7 @@ const workflowListItemExample = {
  * Schema can say; the create and save operations describe those checks.
  */
 const DEFINITION_CHECKS =
-  'Beyond this schema, a definition is checked on save, and every problem is reported at once (400 ' +
+  'Beyond this schema, a definition is checked on save, and all problems are reported together (400 ' +
   'invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every ' +
   'JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come ' +
   'earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; ' +

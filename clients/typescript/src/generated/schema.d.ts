@@ -101,7 +101,7 @@ export interface paths {
     put?: never;
     /**
      * Create a workflow (version 1)
-     * @description Beyond this schema, a definition is checked on save, and every problem is reported at once (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts.
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts.
      */
     post: operations['createWorkflow'];
     delete?: never;
@@ -121,7 +121,7 @@ export interface paths {
     get: operations['getWorkflow'];
     /**
      * Save a new version of a workflow
-     * @description Beyond this schema, a definition is checked on save, and every problem is reported at once (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts. The body's `id`, when given, must be the URL's (400 invalid_definition).
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts. The body's `id`, when given, must be the URL's (400 invalid_definition).
      */
     put: operations['saveWorkflowVersion'];
     post?: never;
