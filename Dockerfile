@@ -51,6 +51,7 @@ COPY --from=build /app/dist/workers ./dist/workers
 COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js
 # The web console's files (Vite's build), served by the API at /.
 COPY --from=build /app/dist/console ./dist/console
+COPY --from=build /app/dist/api-reference ./dist/api-reference
 # Every process creates DATA_DIR (./.data) at start, even with DATABASE_URL set; the code stays root-owned.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node

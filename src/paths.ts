@@ -25,6 +25,9 @@ export const workflowBundlePath = path.join(__dirname, '..', 'workflow-bundle.js
 /** The workspace console `npm run build` writes beside the compiled code (dist/console; src/console/static.ts). */
 export const consoleDirectory = path.join(__dirname, '..', 'console');
 
+/** Redoc's standalone bundle, copied here by `npm run build` (scripts/copy-api-reference.ts; src/http/api-reference.ts). */
+export const apiReferenceBundlePath = path.join(__dirname, '..', 'api-reference', 'redoc.standalone.js');
+
 /** The version in package.json (shown in the OpenAPI document and logs). */
 export const projectVersion = (
   JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }

@@ -1,5 +1,5 @@
 /**
- * The API reference at /docs: Redoc's standalone bundle (the npm package `redoc`, read from node_modules once)
+ * The API reference at /docs: Redoc's standalone bundle (the npm package `redoc`, copied into dist by the build)
  * renders GET /v1/openapi.json. The page loads everything from this service, nothing from a CDN, so it works
  * offline and under a Content-Security-Policy that names no other origin.
  */
@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { apiReferenceBundlePath } from '../paths';
 
 export const API_REFERENCE_PATH = '/docs';
 const ASSETS_PATH = `${API_REFERENCE_PATH}/assets`;
@@ -57,8 +58,12 @@ function asset(baseName: string, extension: string, contentType: string, content
 }
 
 function loadRedocBundle(): Asset {
-  const file = require.resolve('redoc/bundles/redoc.standalone.js');
-  const source = fs.readFileSync(file, 'utf8').replaceAll(REDOC_CDN_LOGO, EMPTY_IMAGE);
+  if (!fs.existsSync(apiReferenceBundlePath)) {
+    throw new Error(
+      `The API reference's renderer is missing (${apiReferenceBundlePath}): run \`npm run build\`.`,
+    );
+  }
+  const source = fs.readFileSync(apiReferenceBundlePath, 'utf8').replaceAll(REDOC_CDN_LOGO, EMPTY_IMAGE);
   return asset('redoc.standalone', 'js', 'text/javascript; charset=utf-8', source);
 }
 
