@@ -83,6 +83,12 @@ export interface StepBatchResult {
   subscribed?: EventKind[];
   /** Size of `records` as JSON (UTF-8 bytes). */
   bytes: number;
+  /**
+   * Set by a worker that encrypts payloads (PAYLOAD_ENCRYPTION_KEYS): a failure message is not a payload,
+   * so the run's own failure then names only the step and the code, and its message stays in the
+   * (encrypted) details (docs/operations.md#what-stays-in-clear).
+   */
+  encrypted?: true;
 }
 
 export type BatchNext =

@@ -115,17 +115,21 @@ export function workerTuning(tuning: WorkerTuning) {
 }
 
 export async function createExecutionWorker(options: ExecutionWorkerOptions): Promise<Worker> {
+  const encryptsPayloads = (options.payloadCodecs?.length ?? 0) > 0;
   const dataConverter = dataConverterOf(options.payloadCodecs ?? []);
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
-    dataConverter,
+    dataConverter: encryptsPayloads
+      ? { ...dataConverter, failureConverterPath: require.resolve('./failure-converter') }
+      : dataConverter,
     activities: {
       ...options.extraActivities,
       ...createActivities({
         ...options,
+        encryptsPayloads,
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),
     },

@@ -6,7 +6,7 @@ import { notFound } from '../errors';
 import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { decodeHistory, mapExecution } from '../temporal/history-mapper';
+import { decodeFailure, decodeHistory, mapExecution } from '../temporal/history-mapper';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import type { ExecutionView } from './views';
@@ -39,9 +39,13 @@ export async function readExecution(
     }
     const events = history.events ?? [];
     await decodeHistory(events, services.temporal.payloadCodecs);
+    const pendingActivities = description.raw.pendingActivities ?? [];
+    await Promise.all(
+      pendingActivities.map((pending) => decodeFailure(pending.lastFailure, services.temporal.payloadCodecs)),
+    );
     return mapExecution(executionId, {
       events,
-      pendingActivities: description.raw.pendingActivities ?? [],
+      pendingActivities,
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
     });
   } catch (error) {

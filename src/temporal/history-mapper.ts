@@ -96,8 +96,35 @@ export async function decodeHistory(events: HistoryEvent[], codecs: readonly Pay
     );
     const details = event.markerRecordedEventAttributes?.details;
     if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
+    work.push(decodeFailure(event.activityTaskFailedEventAttributes?.failure, codecs));
   }
   await Promise.all(work);
+}
+
+/**
+ * Decodes in place a failure's encoded message (the worker's failure converter puts it in a payload while
+ * payloads are encrypted: workers/failure-converter.ts), along its causes.
+ */
+export async function decodeFailure(failure: Failure, codecs: readonly PayloadCodec[]): Promise<void> {
+  for (let current = failure; current && codecs.length > 0; current = current.cause) {
+    if (current.encodedAttributes)
+      [current.encodedAttributes] = await decodePayloads(codecs, [current.encodedAttributes]);
+  }
+}
+
+/** A failure's message: its text, or what its encoded attributes hold (once decoded). */
+function failureMessage(failure: NonNullable<Failure>): string | undefined {
+  if (failure.encodedAttributes) {
+    try {
+      const attributes = defaultPayloadConverter.fromPayload<{ message?: unknown } | null>(
+        failure.encodedAttributes,
+      );
+      if (typeof attributes?.message === 'string') return attributes.message;
+    } catch {
+      // Still encrypted (no key here): the text Temporal keeps is all there is.
+    }
+  }
+  return failure.message ?? undefined;
 }
 
 const eventDate = (event: HistoryEvent): Date => optionalTsToDate(event.eventTime) ?? new Date(0);
@@ -106,13 +133,16 @@ const eventDate = (event: HistoryEvent): Date => optionalTsToDate(event.eventTim
 export function describeFailure(failure: Failure): { code: string; message: string } {
   if (!failure) return { code: 'step_failed', message: 'The step failed.' };
   if (failure.applicationFailureInfo) {
-    return { code: failure.applicationFailureInfo.type || 'step_failed', message: failure.message ?? '' };
+    return {
+      code: failure.applicationFailureInfo.type || 'step_failed',
+      message: failureMessage(failure) ?? '',
+    };
   }
   if (failure.timeoutFailureInfo) return { code: 'step_timed_out', message: 'The step timed out.' };
   if (failure.canceledFailureInfo) return { code: 'canceled', message: 'The step was canceled.' };
   // Activity failures wrap the real cause.
   if (failure.activityFailureInfo && failure.cause) return describeFailure(failure.cause);
-  return { code: 'step_failed', message: failure.message ?? 'The step failed.' };
+  return { code: 'step_failed', message: failureMessage(failure) ?? 'The step failed.' };
 }
 
 export function mapExecution(executionId: string, source: HistorySource): ExecutionView {
@@ -272,7 +302,9 @@ function closeOf(event: HistoryEvent): Close | undefined {
     const failure = event.workflowExecutionFailedEventAttributes?.failure;
     const details = firstPayload(failure?.applicationFailureInfo?.details) as ExecutionError | undefined;
     const { code, message } = describeFailure(failure);
-    return { status, at, error: { step: details?.step ?? null, code, message } };
+    // The details hold the message whole (the failure's own text names only the step when encrypted).
+    const detailed = typeof details?.message === 'string' ? details.message : message;
+    return { status, at, error: { step: details?.step ?? null, code, message: detailed } };
   }
   return {
     status,

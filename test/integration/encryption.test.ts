@@ -224,6 +224,34 @@ describe('encrypted step data @integration', function () {
     );
   });
 
+  it("keeps a receiver's error answer (failure messages) out of the history while the API shows it", async () => {
+    const echo = { status: 500, body: { error: 'rejected', name: customer } };
+    receiver.replyOnceTo('/echo', echo, echo);
+    const workflowId = await createWorkflow(
+      service.api(),
+      definition([
+        httpStep(
+          'echo',
+          { method: 'POST', url: `${receiver.url}/echo`, body: { name: '{{ input.customer }}' } },
+          { retry: { ...FAST_RETRY, max_attempts: 2 } },
+        ),
+      ]),
+    );
+    const id = await trigger(service.api(), workflowId, { customer });
+    const failed = await waitForExecution(service.api(), id);
+    expect(failed.status).to.equal('failed');
+    expect(stepOf(failed, 'echo').attempts).to.equal(2);
+    // The first attempt's failure is in the step record, the second's in an ActivityTaskFailed event, the
+    // run's in WorkflowExecutionFailed: the API reads each decoded.
+    expect(failed.error?.message).to.contain(customer);
+    expect(stepOf(failed, 'echo').error?.message).to.contain(customer);
+    const history = await cliHistory(id);
+    expect(history).to.match(/ACTIVITY_TASK_FAILED/i);
+    expect(readableTexts(history).some((text) => text.includes(customer))).to.equal(false);
+    const listed = await service.api().get(`/v1/executions?workflow=${workflowId}`).expect(200);
+    expect(listed.body.data[0].error.message).to.contain(customer);
+  });
+
   it('carries approval decisions (Update arguments and results) through the codec', async () => {
     const workflowId = await createWorkflow(
       service.api(),

@@ -34,6 +34,8 @@ export interface ActivityDeps {
   deliveryLogRetentionDays: number;
   /** Days Temporal keeps closed runs (TEMPORAL_RETENTION_DAYS; the housekeeping job). */
   executionRetentionDays: number;
+  /** Payloads are encrypted (docs/operations.md#encrypted-step-data). */
+  encryptsPayloads?: boolean;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -55,6 +57,7 @@ export function createActivities(deps: ActivityDeps) {
       connector,
       ai,
       onBatchBegin: deps.onStepsBegin,
+      encryptsPayloads: deps.encryptsPayloads,
       subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
     }),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,

@@ -53,6 +53,8 @@ export interface StepRunnerDeps {
   subscribedEventKinds: (workspaceId: string) => Promise<EventKind[]>;
   /** Told as each batch begins, with the execution id. */
   onBatchBegin?: (executionId: string) => void;
+  /** This worker encrypts payloads: the batch result says so (StepBatchResult.encrypted). */
+  encryptsPayloads?: boolean;
 }
 
 /**
@@ -99,6 +101,7 @@ export function createStepRunner(deps: StepRunnerDeps) {
       if (bytes > BATCH_RESULT_BYTES) break;
     }
     const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
+    if (deps.encryptsPayloads) result.encrypted = true;
     // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
     // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
     if (batch.report_subscriptions)

@@ -105,6 +105,8 @@ interface Run {
   subscribed?: { kinds: EventKind[]; task: number };
   /** Bytes of local activity results in the current workflow task (see TASK_RESULT_BYTES). */
   taskBytes: { task: number; bytes: number };
+  /** The worker encrypts payloads: the failure's message stays in its details (StepBatchResult.encrypted). */
+  encrypted?: boolean;
 }
 
 /** A step failed: the run fails with its error. */
@@ -226,6 +228,7 @@ async function runBatch(run: Run, steps: Step[], reachesEnd: boolean): Promise<S
   const now = workflowInfo().historyLength;
   run.taskBytes = { task: now, bytes: (run.taskBytes.task === now ? run.taskBytes.bytes : 0) + result.bytes };
   if (result.subscribed) run.subscribed = { kinds: result.subscribed, task: now };
+  if (result.encrypted) run.encrypted = true;
   return result;
 }
 
@@ -323,7 +326,10 @@ async function failExecution(run: Run, error: ExecutionError): Promise<never> {
   await emit(run, 'execution.failed', 'failed', error);
   throw ApplicationFailure.create({
     type: error.code,
-    message: error.message,
+    // A step's message can quote what a receiver answered: with payloads encrypted it stays in the details.
+    message: run.encrypted
+      ? `${error.step ? `Step "${error.step}" failed` : 'The execution failed'} (${error.code}); the message is in the encrypted details.`
+      : error.message,
     nonRetryable: true,
     details: [error],
   });
