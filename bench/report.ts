@@ -69,6 +69,7 @@ export interface BenchReport {
   onboard?: {
     settings?: { count?: number };
     hook_pglite?: OnboardVariant;
+    hook_traced?: OnboardVariant;
     hook_encrypted?: OnboardVariant;
     trigger_pglite?: OnboardVariant;
     hook_postgres?: OnboardVariant;
@@ -215,6 +216,7 @@ function duplicatesAndMissing(duplicates: number | undefined, missing: number | 
 
 const ONBOARD_LABELS = {
   hook_pglite: 'Onboard (signed hook → rules → HTTP), PGlite',
+  hook_traced: 'Onboard (signed hook), PGlite, OpenTelemetry traces on',
   hook_encrypted: 'Onboard (signed hook), PGlite, step data encrypted',
   trigger_pglite: 'Onboard through the trigger endpoint, PGlite',
   hook_postgres: 'Onboard (signed hook), PostgreSQL server',

@@ -3,6 +3,8 @@
  * service as `npm start` runs it, each variant on a stack of its own (bench/onboard/service.ts):
  *
  * - `hook_pglite`: signed POST /v1/hooks/onboard, embedded PGlite (what a newcomer runs);
+ * - `hook_traced`: the same with OpenTelemetry traces on (OTEL_EXPORTER_OTLP_ENDPOINT to a local OTLP
+ *   sink that counts spans), run right after hook_pglite so that both see the same machine;
  * - `hook_encrypted`: the same with PAYLOAD_ENCRYPTION_KEYS set (every payload through the encryption codec),
  *   run soon after hook_pglite so that both see the same machine;
  * - `trigger_pglite`: POST /v1/workflows/onboard/trigger with an API key, PGlite;
@@ -19,6 +21,7 @@
 import { execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -40,6 +43,7 @@ import { ONBOARD_FLOOR_WORKFLOW_TYPE } from '../workflows/onboard-floor';
 
 export const ONBOARD_VARIANTS = [
   'hook_pglite',
+  'hook_traced',
   'hook_encrypted',
   'trigger_pglite',
   'hook_postgres',
@@ -116,6 +120,7 @@ export async function benchOnboard(settings: OnboardSettings) {
     ...(settings.beforeRoot ? { before_commit: await commitOf(settings.beforeRoot) } : {}),
     ...results,
     versus_floor: versusFloor(results),
+    tracing_cost: tracingCost(results),
     encryption_cost: encryptionCost(results),
   };
 }
@@ -182,6 +187,59 @@ function versusFloor(results: Partial<Record<Variant, VariantResult>>) {
   return out;
 }
 
+/**
+ * What tracing costs: hook_traced beside hook_pglite at each concurrency (CPU ms per execution added, all
+ * processes and the service process; executions/s as a ratio), and the spans the sink received per run.
+ */
+function tracingCost(results: Partial<Record<Variant, VariantResult>>) {
+  const off = results.hook_pglite?.phases;
+  const on = results.hook_traced?.phases;
+  if (!off || !on) return null;
+  const difference = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
+  const phases: Record<string, Record<string, number | null>> = {};
+  for (const [phase, measured] of Object.entries(on)) {
+    const base = off[phase];
+    if (!base) continue;
+    phases[phase] = {
+      cpu_ms_added_per_execution: difference(
+        measured.cpu_ms_per_execution['total'],
+        base.cpu_ms_per_execution['total'],
+      ),
+      service_cpu_ms_added: difference(
+        measured.cpu_ms_per_execution['service'],
+        base.cpu_ms_per_execution['service'],
+      ),
+      executions_per_sec: ratio(measured.executions_per_sec ?? NaN, base.executions_per_sec ?? NaN),
+    };
+  }
+  return { phases, spans_received: tracedSpans ?? null };
+}
+
+/** Spans the OTLP sink of hook_traced received (all of its phases, warm-up included). */
+let tracedSpans: number | undefined;
+
+/** An OTLP/HTTP receiver that only counts spans (JSON, what the service's exporter sends). */
+async function startTraceSink(): Promise<{ url: string; spans: () => number; stop(): Promise<void> }> {
+  let spans = 0;
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      spans += (body.match(/"spanId"/g) ?? []).length;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans: () => spans,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 async function benchService(
   variant: Exclude<Variant, 'floor'>,
   settings: OnboardSettings,
@@ -189,11 +247,13 @@ async function benchService(
   receiver: OnboardReceiver,
 ): Promise<VariantResult> {
   const encryptionKeys = `bench:${randomBytes(32).toString('base64')}`;
+  const traceSink = variant === 'hook_traced' ? await startTraceSink() : undefined;
   const service = await startServiceProcess({
     cliPath,
     ...(variant === 'hook_postgres' ? { postgresUrl: settings.postgresUrl } : {}),
     ...(settings.profileDir ? { profileDir: path.join(settings.profileDir, variant) } : {}),
     ...(variant === 'before' ? { root: settings.beforeRoot } : {}),
+    ...(traceSink ? { env: { OTEL_EXPORTER_OTLP_ENDPOINT: traceSink.url } } : {}),
     ...(variant === 'hook_encrypted' ? { env: { PAYLOAD_ENCRYPTION_KEYS: encryptionKeys } } : {}),
   });
   const connection = await Connection.connect({ address: service.temporalAddress });
@@ -218,6 +278,10 @@ async function benchService(
     await pool.close();
     await connection.close();
     await service.stop();
+    if (traceSink) {
+      tracedSpans = traceSink.spans();
+      await traceSink.stop();
+    }
   }
 }
 
