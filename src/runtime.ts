@@ -8,7 +8,6 @@ import net from 'node:net';
 import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { createApp } from './app';
 import { CODEC_PATH } from './http/codec-server';
 import { API_REFERENCE_PATH } from './http/api-reference';
@@ -22,7 +21,7 @@ import type { Config } from './config';
 import type { Logger } from './logger';
 import { listeningPort } from './net/listening-port';
 import { setSdkMetricsUrl, startMetricsServer } from './observability/metrics-server';
-import { startTracing } from './observability/tracing';
+import { startTracing, tracingClientInterceptors } from './observability/tracing';
 import { ensureHousekeepingSchedule } from './housekeeping/schedule';
 import { reconcileSchedules } from './schedules/sync';
 import { createSecretCipher, loadOrCreateSecretsKey } from './secrets/cipher';
@@ -103,7 +102,7 @@ export async function startRuntime({
     const temporal: TemporalConnection = await connectTemporal(
       resolveTemporalTarget(devServer?.address, config.temporal.namespace, config.environment),
       payloadCodecsOf(config.payloadEncryptionKeys),
-      tracing && { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] },
+      tracing && tracingClientInterceptors(tracing),
     );
     if (tracing) cleanups.push(() => tracing.flush());
     cleanups.push(() => temporal.connection.close());

@@ -7,11 +7,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Context as ActivityContext } from '@temporalio/activity';
 import { trace } from '@opentelemetry/api';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
+import type * as TemporalOpenTelemetry from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptors, ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import { REQUEST_ID_HEADER, type MetricsSinks } from '../core/telemetry';
 import { metrics } from '../src/observability/metrics';
@@ -90,6 +86,8 @@ export function activityTelemetry(ctx: ActivityContext): ActivityInterceptors {
 
 /** The span of each activity, a child of the workflow's (its context travels in the activity's headers). */
 export function tracedActivity(tracing: Tracing): ActivityInterceptorsFactory {
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } =
+    otelInterceptors();
   return (ctx) => ({
     inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: tracing.tracer }),
     outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
@@ -98,5 +96,11 @@ export function tracedActivity(tracing: Tracing): ActivityInterceptorsFactory {
 
 /** Where workflow code's spans leave the workflow sandbox: the process's span processor. */
 export function tracingSinks(tracing: Tracing) {
-  return { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) };
+  return { exporter: otelInterceptors().makeWorkflowExporter(tracing.processor, tracing.resource) };
+}
+
+/** Loaded when traces are on only (src/observability/tracing.ts). */
+function otelInterceptors(): typeof TemporalOpenTelemetry {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('@temporalio/interceptors-opentelemetry') as typeof TemporalOpenTelemetry;
 }

@@ -21,10 +21,14 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import type * as TraceBase from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type * as TraceNode from '@opentelemetry/sdk-trace-node';
+import type { ClientInterceptors } from '@temporalio/client';
+import type * as TemporalOpenTelemetry from '@temporalio/interceptors-opentelemetry';
 import type Koa from 'koa';
 
 /** OpenTelemetry's variables this service documents (docs/operations.md#traces); its SDK reads them. */
@@ -65,6 +69,13 @@ export function tracingRequested(env: Record<string, string | undefined>): boole
 export function startTracing(env: Record<string, string | undefined>, role: string): Tracing | undefined {
   if (!tracingRequested(env)) return undefined;
   if (installed) return installed;
+  // The SDK is loaded only when traces are on (some 9 MB a process that never uses it).
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp;
+  const { Resource } = require('@opentelemetry/resources') as typeof Resources;
+  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
+  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const resource = new Resource({
     'service.name': env['OTEL_SERVICE_NAME'] ?? `switchyard-${role}`,
   }).merge(Resource.default());
@@ -169,6 +180,13 @@ export function withTraceContext(headers: Record<string, string>): Record<string
   const carrier = { ...headers };
   propagation.inject(context.active(), carrier);
   return carrier;
+}
+
+/** The Temporal client's interceptors that start workflows inside the request's trace. */
+export function tracingClientInterceptors(tracing: Tracing): ClientInterceptors {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const otel = require('@temporalio/interceptors-opentelemetry') as typeof TemporalOpenTelemetry;
+  return { workflow: [new otel.OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] };
 }
 
 /** Whether this process traces (activities read it to annotate their spans). */
