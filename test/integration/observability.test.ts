@@ -189,4 +189,38 @@ describe('observability @integration', function () {
       }
     });
   });
+
+  describe('on a PostgreSQL server, with a tight rate limit', () => {
+    let pgService: TestService;
+    before(async function () {
+      this.timeout(120_000);
+      pgService = await startTestService({
+        db: 'postgres',
+        env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' },
+      });
+    });
+    after(async () => pgService?.stop());
+
+    it("reports the pool's connections and counts a rate-limited trigger as refused for rate_limit", async function () {
+      this.timeout(60_000);
+      const scrape = async () =>
+        parsePrometheus((await request(pgService.url).get('/metrics').expect(200)).text);
+      const api = pgService.api();
+      const workflowId = await createWorkflow(
+        api,
+        definition([rulesStep('a', [{ when: 'true', output: { ok: true } }])]),
+      );
+      const before = await scrape();
+      expect(sampleOf(before, 'switchyard_db_pool_connections', { state: 'total' })).to.be.greaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect((await api.post(`/v1/workflows/${workflowId}/trigger`, {})).status).to.equal(202);
+      expect((await api.post(`/v1/workflows/${workflowId}/trigger`, {})).status).to.equal(429);
+      const after = await scrape();
+      const refused = { trigger: 'api', outcome: 'refused', reason: 'rate_limit' };
+      expect(
+        sampleOf(after, 'switchyard_triggers_total', refused) -
+          sampleOf(before, 'switchyard_triggers_total', refused),
+      ).to.be.at.least(1);
+    });
+  });
 });
