@@ -89,7 +89,9 @@ export async function startRuntime({
       cleanups.push(() => devServer!.stop());
     }
 
-    if (config.metrics.enabled) {
+    // Served on METRICS_PORT, or on the API's port; a worker-only process without METRICS_PORT has none.
+    const servesMetrics = config.metrics.enabled && (api || config.metrics.port !== undefined);
+    if (servesMetrics) {
       // The SDK's exporter listens on loopback only; /metrics relays it (metrics-server.ts).
       const sdkPort = await freeLoopbackPort();
       if (installTemporalRuntime(logger, { prometheusBindAddress: `127.0.0.1:${sdkPort}` }))
