@@ -101,30 +101,43 @@ function stringAttribute(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, 
   return typeof value === 'string' ? value : '';
 }
 
-/** The memo is written through the payload codecs (encrypted when encryption is on): decoded in place. */
+/**
+ * The memo is written through the payload codecs (encrypted when encryption is on): decoded in place. A
+ * run whose memo this process cannot read (written with a key it does not hold, or encrypted while this
+ * process runs without keys) still lists, without its memo: one unreadable run must not fail the page.
+ */
 async function decodeMemos(
   runs: temporal.api.workflow.v1.IWorkflowExecutionInfo[],
   codecs: readonly PayloadCodec[],
 ): Promise<void> {
-  if (codecs.length === 0) return;
   await Promise.all(
     runs.map(async (run) => {
       const fields = run.memo?.fields;
       if (!fields) return;
       const names = Object.keys(fields);
-      const decoded = await decodePayloads(
-        codecs,
-        names.map((name) => fields[name]!),
-      );
-      names.forEach((name, index) => (fields[name] = decoded[index]!));
+      try {
+        const decoded =
+          codecs.length === 0
+            ? names.map((name) => fields[name]!)
+            : await decodePayloads(
+                codecs,
+                names.map((name) => fields[name]!),
+              );
+        const values = decoded.map((payload) => defaultPayloadConverter.fromPayload(payload));
+        memos.set(run, Object.fromEntries(names.map((name, index) => [name, values[index]])));
+      } catch {
+        memos.set(run, UNREADABLE);
+      }
     }),
   );
 }
 
-function memoField(info: temporal.api.workflow.v1.IWorkflowExecutionInfo, name: string): unknown {
-  const payload = info.memo?.fields?.[name];
-  return payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
-}
+const UNREADABLE = Symbol('unreadable memo');
+/** Each listed run's decoded memo (or UNREADABLE), by its visibility record. */
+const memos = new WeakMap<
+  temporal.api.workflow.v1.IWorkflowExecutionInfo,
+  Record<string, unknown> | typeof UNREADABLE
+>();
 
 function statusOf(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionStatus {
   return executionStatus(info.status, attribute(info, WAITING_ATTRIBUTE.name) === true);
@@ -137,7 +150,15 @@ function errorOf(
 ): ErrorView | null {
   if (status === 'running' || status === 'waiting') return null;
   if (status !== 'failed') return closedFromOutsideError(status);
-  const error = memoField(info, 'error') as ExecutionError | undefined;
+  const memo = memos.get(info);
+  if (memo === UNREADABLE) {
+    return {
+      step: null,
+      code: 'failed',
+      message: 'The execution failed; its error is encrypted with a key this service does not hold.',
+    };
+  }
+  const error = memo?.['error'] as ExecutionError | undefined;
   return error ?? { step: null, code: 'failed', message: 'The execution failed.' };
 }
 

@@ -116,8 +116,17 @@ describe('encrypted step data @integration', function () {
     expect(JSON.stringify(execution.steps.slice(1).map((step) => [step.input, step.output]))).to.contain(
       customer,
     );
-    const list = await service.api().get('/v1/executions?limit=5').expect(200);
-    expect(list.body.data.map((e: { execution_id: string }) => e.execution_id)).to.include(executionId);
+    // Every test service writes runs of its `default` workspace to the shared dev server, and open runs
+    // list first: look through the finished ones of this workflow, page by page.
+    const listed: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `/v1/executions?workflow=customer-onboarding&status=success&limit=100${cursor ? `&cursor=${cursor}` : ''}`;
+      const page = await service.api().get(query).expect(200);
+      listed.push(...(page.body.data as { execution_id: string }[]).map((e) => e.execution_id));
+      cursor = page.body.next_cursor as string | null;
+    } while (cursor && !listed.includes(executionId) && listed.length < 2_000);
+    expect(listed, 'the run in the list of executions').to.include(executionId);
   });
 
   it('decodes through the codec endpoint for an operator key, and refuses everyone else', async () => {
@@ -274,6 +283,36 @@ describe('encrypted step data @integration', function () {
     expect(stepOf(done, 'after').output).to.equal(comment);
     const history = await cliHistory(id);
     expect(readableTexts(history).some((text) => text.includes(customer))).to.equal(false);
+  });
+
+  it('lists a failed run whose error it cannot decrypt, with a message that says so', async () => {
+    receiver.replyOnceTo('/unreadable', { status: 500, body: 'down' });
+    const workflowId = await createWorkflow(
+      service.api(),
+      definition([
+        httpStep(
+          'check',
+          { method: 'POST', url: `${receiver.url}/unreadable`, body: { customer: '{{ input.customer }}' } },
+          { retry: { ...FAST_RETRY, max_attempts: 1 } },
+        ),
+      ]),
+    );
+    const failedId = await trigger(service.api(), workflowId, { customer });
+    expect((await waitForExecution(service.api(), failedId)).status).to.equal('failed');
+
+    // A process of the same deployment that runs without keys: the run lists, its error unreadable.
+    const plain = await startTestService({ databaseUrl: service.config.databaseUrl!, worker: false });
+    try {
+      const list = await plain.api().get(`/v1/executions?workflow=${workflowId}&status=failed`).expect(200);
+      expect(list.body.data.map((e: { execution_id: string }) => e.execution_id)).to.deep.equal([failedId]);
+      expect(list.body.data[0].error).to.deep.equal({
+        step: null,
+        code: 'failed',
+        message: 'The execution failed; its error is encrypted with a key this service does not hold.',
+      });
+    } finally {
+      await plain.stop();
+    }
   });
 
   it('rotates keys: runs written with the old key read and retry after a new key is current', async () => {
