@@ -405,7 +405,9 @@ export function reportProblems(report: BenchReport): string[] {
   const flag = (what: string, ok: boolean | null | undefined, label: string) => {
     if (ok === false) problems.push(`${what}: ${label}`);
   };
-  for (const [variant, result] of Object.entries(report.onboard ?? {})) {
+  // The measured variants; the derived comparisons (tracing_cost, ...) carry phases of figures, no runs.
+  for (const variant of [...Object.keys(ONBOARD_LABELS), 'floor'] as const) {
+    const result = report.onboard?.[variant as keyof typeof ONBOARD_LABELS | 'floor'];
     if (typeof result !== 'object' || result === null || !('phases' in result)) continue;
     for (const [key, phase] of Object.entries(result.phases)) {
       note(`onboard ${variant} ${key}`, phase.errors, 'errors');

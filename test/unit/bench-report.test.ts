@@ -226,6 +226,16 @@ describe('benchmark report (bench/report.ts)', () => {
     expect(renderReportBody(report)).to.include('Checks: **failed**: api_trigger: 3 errors; ');
   });
 
+  it('checks the measured onboard variants and passes over the derived comparisons (tracing_cost)', () => {
+    const report = fixture();
+    const phase = { history: { runs: 10, completed: 9 } };
+    report.onboard = {
+      hook_pglite: { phases: { c10: phase } },
+      tracing_cost: { phases: { c10: { cpu_ms_added_per_execution: 4.6 } } },
+    } as unknown as BenchReport['onboard'];
+    expect(reportProblems(report)).to.deep.equal(['onboard hook_pglite c10: 1 not completed']);
+  });
+
   it('leaves out scenarios an older report lacks and shows figures JSON could not hold as n/a', () => {
     const report = fixture();
     delete report.webhooks;
