@@ -78,6 +78,7 @@ function banner(
   const lines = [
     '',
     `  Switchyard is running.`,
+    `  Console:      http://127.0.0.1:${port}/   (sign in with an API key)`,
     `  API:          http://127.0.0.1:${port}/v1   (OpenAPI: /v1/openapi.json)`,
     `  API docs:     http://127.0.0.1:${port}${API_REFERENCE_PATH}`,
     devServer?.uiUrl ? `  Temporal UI:  ${devServer.uiUrl}/namespaces/${namespace}/workflows` : undefined,
