@@ -1,39 +1,9 @@
-/** @switchyard/client: a typed client for the Switchyard API. See README.md. */
-export {
-  SwitchyardClient,
-  SwitchyardApiClient,
-  createSwitchyardClient,
-  FINAL_EXECUTION_STATUSES,
-  type SwitchyardClientOptions,
-  type TriggerOptions,
-  type WaitOptions,
-  type Schemas,
-  type WorkflowDefinition,
-  type Workflow,
-  type WorkflowListItem,
-  type Execution,
-  type ExecutionSummary,
-  type ExecutionStatus,
-  type Step,
-  type Accepted,
-  type RetryAccepted,
-  type WebhookEndpoint,
-  type CreatedWebhookEndpoint,
-  type WebhookDelivery,
-  type Secret,
-  type ApiKey,
-  type CreatedApiKey,
-} from './client';
-export {
-  SwitchyardError,
-  ExecutionWaitTimeoutError,
-  parseRetryAfter,
-  type ErrorCode,
-  type ErrorDetail,
-  type SwitchyardErrorCode,
-} from './errors';
-export { PageIterator, type Page } from './pagination';
-export { retryingFetch, type RetryOptions } from './retry';
+/**
+ * @switchyard/client: a typed client for the Switchyard API. See README.md. Everything of the browser
+ * entry, plus what needs Node: `SwitchyardClient` (with inbound-hook signing) and webhook verification.
+ */
+export * from './browser';
+export { SwitchyardClient, createSwitchyardClient } from './client';
 export {
   verifyWebhook,
   WebhookVerificationError,
@@ -42,4 +12,3 @@ export {
   type HeadersLike,
 } from './webhooks';
 export { hookSignatureHeader, signHookRequest, HOOK_SIGNATURE_HEADER } from './hooks';
-export type { paths, components, operations } from './generated/schema';
