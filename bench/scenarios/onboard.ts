@@ -126,14 +126,16 @@ export async function benchOnboard(settings: OnboardSettings) {
 }
 
 /**
- * What encrypting step data costs: hook_encrypted beside hook_pglite at each concurrency (CPU ms per
- * execution added, all processes and the service process; executions/s as a ratio).
+ * What a variant costs beside hook_pglite, at each concurrency: CPU ms per execution added (all processes
+ * and the service process) and executions/s as a ratio. Null unless both ran.
  */
-function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
-  const clear = results.hook_pglite?.phases;
-  const encrypted = results.hook_encrypted?.phases;
-  if (!clear || !encrypted) return null;
-  const out: Record<
+function costBeside(results: Partial<Record<Variant, VariantResult>>, variant: Variant) {
+  const off = results.hook_pglite?.phases;
+  const on = results[variant]?.phases;
+  if (!off || !on) return null;
+  const difference = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
+  const phases: Record<
     string,
     {
       cpu_ms_added_per_execution: number | null;
@@ -141,12 +143,10 @@ function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
       executions_per_sec: number | null;
     }
   > = {};
-  const difference = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
-  for (const [phase, measured] of Object.entries(encrypted)) {
-    const base = clear[phase];
+  for (const [phase, measured] of Object.entries(on)) {
+    const base = off[phase];
     if (!base) continue;
-    out[phase] = {
+    phases[phase] = {
       cpu_ms_added_per_execution: difference(
         measured.cpu_ms_per_execution['total'],
         base.cpu_ms_per_execution['total'],
@@ -155,10 +155,15 @@ function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
         measured.cpu_ms_per_execution['service'],
         base.cpu_ms_per_execution['service'],
       ),
-      executions_per_sec: ratio(measured.executions_per_sec, base.executions_per_sec),
+      executions_per_sec: ratio(measured.executions_per_sec ?? NaN, base.executions_per_sec ?? NaN),
     };
   }
-  return out;
+  return phases;
+}
+
+/** What encrypting step data costs: hook_encrypted beside hook_pglite. */
+function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
+  return costBeside(results, 'hook_encrypted');
 }
 
 /** Each service variant's executions/s and CPU per execution beside the floor's, per concurrency. */
@@ -188,32 +193,11 @@ function versusFloor(results: Partial<Record<Variant, VariantResult>>) {
 }
 
 /**
- * What tracing costs: hook_traced beside hook_pglite at each concurrency (CPU ms per execution added, all
- * processes and the service process; executions/s as a ratio), and the spans the sink received per run.
+ * What tracing costs: hook_traced beside hook_pglite (costBeside), and the spans the sink received.
  */
 function tracingCost(results: Partial<Record<Variant, VariantResult>>) {
-  const off = results.hook_pglite?.phases;
-  const on = results.hook_traced?.phases;
-  if (!off || !on) return null;
-  const difference = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? null : Math.round((a - b) * 100) / 100;
-  const phases: Record<string, Record<string, number | null>> = {};
-  for (const [phase, measured] of Object.entries(on)) {
-    const base = off[phase];
-    if (!base) continue;
-    phases[phase] = {
-      cpu_ms_added_per_execution: difference(
-        measured.cpu_ms_per_execution['total'],
-        base.cpu_ms_per_execution['total'],
-      ),
-      service_cpu_ms_added: difference(
-        measured.cpu_ms_per_execution['service'],
-        base.cpu_ms_per_execution['service'],
-      ),
-      executions_per_sec: ratio(measured.executions_per_sec ?? NaN, base.executions_per_sec ?? NaN),
-    };
-  }
-  return { phases, spans_received: tracedSpans ?? null };
+  const phases = costBeside(results, 'hook_traced');
+  return phases ? { phases, spans_received: tracedSpans ?? null } : null;
 }
 
 /** Spans the OTLP sink of hook_traced received (all of its phases, warm-up included). */
