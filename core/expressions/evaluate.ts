@@ -23,6 +23,7 @@ import {
 } from './guard';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from './limits';
 import { hasNestedQuantifier } from './safe-regex';
+import { objectFromEntries } from '../user-json';
 
 /** JSONata's own implementations of the built-ins wrapped above. */
 const BUILTINS = jsonata(
@@ -147,12 +148,14 @@ function normalize(value: unknown): unknown {
   if (typeof value === 'function') return undefined;
   if (Array.isArray(value)) return value.map((item) => normalize(item) ?? null);
   if (typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // JSONata builds objects without a prototype, so a `__proto__` key is an ordinary entry there; it
+    // stays one here (core/user-json.ts).
+    const entries: [string, unknown][] = [];
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       const normalized = normalize(item);
-      if (normalized !== undefined) out[key] = normalized;
+      if (normalized !== undefined) entries.push([key, normalized]);
     }
-    return out;
+    return objectFromEntries(entries);
   }
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
   return value;

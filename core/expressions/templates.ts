@@ -6,6 +6,7 @@ import { ExpressionError, LIMIT_CODES } from './errors';
 import { evaluateExpression } from './evaluate';
 import { DEFAULT_LIMITS, type EvaluationBudget, type EvaluationLimits } from './limits';
 import { readsSecrets } from './references';
+import { objectFromEntries } from '../user-json';
 
 const TEMPLATE = /\{\{([\s\S]*?)\}\}/g;
 const WHOLE_TEMPLATE = /^\{\{([\s\S]*?)\}\}$/;
@@ -39,10 +40,11 @@ export async function resolveTemplates(
     return out;
   }
   if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
+    // Keys are the user's (a body's `__proto__` included): defined, never assigned (core/user-json.ts).
+    const entries: [string, unknown][] = [];
     for (const [key, item] of Object.entries(value))
-      out[key] = await resolveTemplates(item, context, options);
-    return out;
+      entries.push([key, await resolveTemplates(item, context, options)]);
+    return objectFromEntries(entries);
   }
   return value;
 }

@@ -12,6 +12,7 @@ import type { AuthContext } from '../http/auth';
 import { readJsonBody, readRawBody } from '../http/body';
 import type { Scope } from '../store/api-keys';
 import { zodDetails } from '../definitions/validate';
+import { parseUserJson } from '../../core/parse-user-json';
 import type { Services } from '../services';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -110,9 +111,9 @@ function parseWith<T extends z.ZodType>(
   where: string,
   error: (details: ReturnType<typeof zodDetails>) => AppError,
 ): z.output<T> {
-  const parsed = schema.safeParse(value);
+  const parsed = parseUserJson(schema, value);
   if (!parsed.success)
-    throw error(zodDetails(parsed.error).map((d) => ({ ...d, path: `${where}${d.path}` })));
+    throw error(zodDetails(parsed.issues).map((d) => ({ ...d, path: `${where}${d.path}` })));
   return parsed.data;
 }
 

@@ -46,7 +46,7 @@ export function consoleSessionRoutes(router: Router, services: Services): void {
     const body = await readJsonBody(ctx, services.config.bodyLimitBytes);
     const parsed = signInBody.safeParse(body.value);
     if (!parsed.success)
-      throw invalidRequest('Send {"api_key": "sk_..."} to sign in.', zodDetails(parsed.error));
+      throw invalidRequest('Send {"api_key": "sk_..."} to sign in.', zodDetails(parsed.error.issues));
     const key = await findApiKeyByKey(services.db, parsed.data.api_key);
     if (!key || key.revoked_at) throw signedOut('Unknown or revoked API key.');
     const { session, token } = await createConsoleSession(services.db, {

@@ -10,14 +10,15 @@ import { findReferences, readsSecrets } from '../../core/expressions/references'
 import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
 import { compileInputSchema, validateInput } from '../../core/definitions/input-schema';
 import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
+import { parseUserJson } from '../../core/parse-user-json';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
 const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);
 
 /** Parses and checks a definition; throws AppError 400 `invalid_definition` listing every problem. */
 export function parseDefinition(body: unknown): Definition {
-  const parsed = definitionSchema.safeParse(body);
-  if (!parsed.success) throw invalidDefinition(zodDetails(parsed.error));
+  const parsed = parseUserJson(definitionSchema, body);
+  if (!parsed.success) throw invalidDefinition(zodDetails(parsed.issues));
   const problems = checkDefinition(parsed.data);
   if (problems.length > 0) throw invalidDefinition(problems);
   return parsed.data;
@@ -34,8 +35,8 @@ export function invalidDefinition(details: ErrorDetail[]): AppError {
 }
 
 /** zod issues as contract details: JSON pointer paths, one entry per problem. */
-export function zodDetails(error: z.ZodError): ErrorDetail[] {
-  return error.issues.map((issue) => ({ path: toPointer(issue.path), message: describeIssue(issue) }));
+export function zodDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[] {
+  return issues.map((issue) => ({ path: toPointer(issue.path), message: describeIssue(issue) }));
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

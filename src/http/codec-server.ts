@@ -20,6 +20,7 @@ import type { Services } from '../services';
 import { decodePayloads, encodePayloads, PayloadDecryptionError } from '../temporal/encryption-codec';
 import type { Authenticator } from './auth';
 import { readJsonBody } from './body';
+import { objectFromEntries } from '../../core/user-json';
 
 export const CODEC_PATH = '/codec';
 /** The workspace whose admin keys are operators' keys (created at first start, BOOTSTRAP_API_KEY's). */
@@ -141,11 +142,13 @@ function parseCodecBody(body: unknown): Payload[] {
     const { metadata = {}, data = '' } = item as JsonPayload;
     if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
       throw problem('metadata must be an object of base64 strings');
-    const decoded: Record<string, Uint8Array> = {};
-    for (const [key, value] of Object.entries(metadata)) {
-      if (typeof value !== 'string' || !BASE64.test(value)) throw problem(`metadata.${key} must be base64`);
-      decoded[key] = Buffer.from(value, 'base64');
-    }
+    // Metadata keys are the caller's: defined, never assigned (core/user-json.ts).
+    const decoded = objectFromEntries(
+      Object.entries(metadata).map(([key, value]): [string, Uint8Array] => {
+        if (typeof value !== 'string' || !BASE64.test(value)) throw problem(`metadata.${key} must be base64`);
+        return [key, Buffer.from(value, 'base64')];
+      }),
+    );
     if (typeof data !== 'string' || !BASE64.test(data)) throw problem('data must be base64');
     return { metadata: decoded, data: Buffer.from(data, 'base64') };
   });

@@ -10,6 +10,8 @@ export interface ReceivedRequest {
   method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
+  /** Header names and values as received, in pairs (`headers` cannot hold a header named `__proto__`). */
+  rawHeaders: string[];
   body: string;
   json: unknown;
   at: number;
@@ -90,6 +92,7 @@ export class Receiver {
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
+      rawHeaders: req.rawHeaders,
       body,
       json,
       at: Date.now(),

@@ -20,6 +20,7 @@ import {
   type HttpResponseOutput,
   type StepMeta,
 } from '../../core/execution-types';
+import { objectFromEntries } from '../../core/user-json';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
 import { outboundSpan, withTraceContext } from '../../src/observability/tracing';
@@ -206,11 +207,13 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/** Header names are the remote server's: defined, never assigned (core/user-json.ts). */
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers))
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
+  return objectFromEntries(
+    Object.entries(headers)
+      .filter((entry): entry is [string, string | string[]] => entry[1] !== undefined)
+      .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : value]),
+  );
 }
 
 function withQuery(raw: string, query: HttpRequestSpec['query']): string {

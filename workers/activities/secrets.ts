@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { findReferences } from '../../core/expressions/references';
 import { resolveTemplates, templateExpressions } from '../../core/expressions/templates';
 import { STEP_ERROR_CODES } from '../../core/execution-types';
+import { getOwn, setOwn } from '../../core/user-json';
 
 export type SecretLookup = (workspaceId: string, names: string[]) => Promise<Record<string, string>>;
 
@@ -82,19 +83,18 @@ function segments(pointer: string): string[] {
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/**
+ * Pointers name keys of the user's definition (`__proto__` among them): only own properties are read and
+ * written, so no pointer can reach Object.prototype (core/user-json.ts).
+ */
 function getAt(value: unknown, pointer: string): unknown {
-  let current = value;
-  for (const key of segments(pointer)) {
-    if (typeof current !== 'object' || current === null) return undefined;
-    current = (current as Record<string, unknown>)[key];
-  }
-  return current;
+  return segments(pointer).reduce<unknown>((current, key) => getOwn(current, key), value);
 }
 
 function setAt(value: unknown, pointer: string, replacement: unknown): void {
   const keys = segments(pointer);
   const last = keys.pop();
-  const parent = getAt(value, keys.length ? `/${keys.join('/')}` : '');
-  if (last !== undefined && typeof parent === 'object' && parent !== null)
-    (parent as Record<string, unknown>)[last] = replacement;
+  const parent = keys.reduce<unknown>((current, key) => getOwn(current, key), value);
+  if (last !== undefined && typeof parent === 'object' && parent !== null && Object.hasOwn(parent, last))
+    setOwn(parent, last, replacement);
 }

@@ -47,8 +47,8 @@ export function contextFor(context: ExpressionContext, batch: Step[]): Expressio
   if (named.length !== mentions) return context;
   const steps: ExpressionContext['steps'] = {};
   for (const id of named) {
-    const step = context.steps[id];
-    if (step) steps[id] = step;
+    // Own entries only: `steps.constructor` names a step, never Object's.
+    if (Object.hasOwn(context.steps, id)) steps[id] = context.steps[id]!;
   }
   return { ...context, steps };
 }
