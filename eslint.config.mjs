@@ -56,8 +56,9 @@ export default tseslint.config(
             {
               target: './workers/activities',
               from: './src',
-              except: ['./store', './net', './secrets', './webhooks', './observability'],
-              message: 'Activities reach the database through src/store and the network through src/net.',
+              except: ['./store', './net', './secrets', './webhooks', './observability', './compute'],
+              message:
+                'Activities use only the platform parts of src/: the database through src/store, the network through src/net, threads through src/compute.',
             },
             {
               target: './console',

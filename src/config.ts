@@ -69,6 +69,7 @@ const envSchema = z.object({
   BACKLOG_LIMIT_MS: z.coerce.number().int().min(0).default(0),
   TRIGGER_BACKLOG: positiveInt.default(16),
   TRIGGER_MAX_WAIT_MS: positiveInt.default(10_000),
+  COMPUTE_THREADS: positiveInt.max(64).default(2),
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(40),
   WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
   WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
@@ -142,6 +143,11 @@ export interface Config {
   triggerBacklog: number;
   /** How long a trigger waits for its turn before it is refused (429). */
   triggerMaxWaitMs: number;
+  /**
+   * Threads that run workspaces' schemas and regular expressions off the event loop, each task within a
+   * time limit (src/compute/pool.ts).
+   */
+  computeThreads: number;
   /** How much work one worker process takes on at once (docs/benchmarks.md#worker-settings). */
   worker: WorkerTuning;
   /**
@@ -235,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backlogLimitMs: e.BACKLOG_LIMIT_MS,
     triggerBacklog: e.TRIGGER_BACKLOG,
     triggerMaxWaitMs: e.TRIGGER_MAX_WAIT_MS,
+    computeThreads: e.COMPUTE_THREADS,
     worker: {
       workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS,
       localActivitySlots: e.WORKER_LOCAL_ACTIVITY_SLOTS,

@@ -14,6 +14,8 @@ import { API_REFERENCE_PATH } from './http/api-reference';
 import { handleClientError } from './http/client-error';
 import { AdmissionGate } from './executions/admission';
 import { ExecutionBacklog } from './executions/backpressure';
+import { COMPUTE_TIME_LIMIT_MS, ComputePool } from './compute/pool';
+import { SchemaValidator } from './compute/schemas';
 import { CachedReads } from './store/cached-reads';
 import { ChangeFeed } from './store/changes';
 import { bootstrap } from './bootstrap';
@@ -132,6 +134,8 @@ export async function startRuntime({
     }
 
     const cipher = createSecretCipher(loadOrCreateSecretsKey(config.secretsKey, config.dataDir));
+    const compute = new ComputePool({ threads: config.computeThreads, timeLimitMs: COMPUTE_TIME_LIMIT_MS });
+    cleanups.push(() => compute.close());
     const services: Services = {
       config,
       logger,
@@ -142,6 +146,8 @@ export async function startRuntime({
       backlog: new ExecutionBacklog({ temporal, config, logger }, config.backlogLimitMs),
       admission,
       reads,
+      compute,
+      schemas: new SchemaValidator(compute),
       temporalUiUrl: config.temporal.uiUrl ?? devServer?.uiUrl,
       tracing,
     };
@@ -166,6 +172,7 @@ export async function startRuntime({
         db,
         reads,
         cipher,
+        compute,
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,

@@ -1,4 +1,6 @@
 /** Everything request handlers need, built once per process by main.ts (or by a test). */
+import type { ComputePool } from './compute/pool';
+import type { SchemaValidation } from './compute/schemas';
 import type { Config } from './config';
 import type { AdmissionGate } from './executions/admission';
 import type { ExecutionBacklog } from './executions/backpressure';
@@ -26,6 +28,10 @@ export interface Services {
   admission: AdmissionGate | undefined;
   /** What triggers read from the database, cached and kept fresh by change notices. */
   reads: CachedReads;
+  /** Threads for work whose cost a workspace controls (src/compute/pool.ts). */
+  compute: ComputePool;
+  /** Workspaces' JSON Schemas, checked and validated within bounds (src/compute/schemas.ts). */
+  schemas: SchemaValidation;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;
   /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (observability/tracing.ts). */

@@ -105,6 +105,7 @@ export async function benchFiveStep(ctx: BenchContext) {
         db: services.db,
         reads: services.reads,
         cipher: services.cipher,
+        compute: services.compute,
         allowPrivateDestinations: true,
         ai: services.config.ai,
         client: services.temporal.client,

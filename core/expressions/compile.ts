@@ -1,11 +1,11 @@
-/** Parsing an expression: JSONata's syntax, plus the refusal of regular expressions that backtrack without bound. */
+/** Parsing an expression: JSONata's syntax, plus the refusal of regular expressions RE2 cannot run. */
 import jsonata from 'jsonata';
 import { ExpressionError, LIMIT_CODES, toExpressionError } from './errors';
-import { hasNestedQuantifier, unsafeRegexMessage } from './safe-regex';
+import { linearRegexProblem } from './linear-regex';
 
 /**
  * Compiles an expression; throws ExpressionError with JSONata's message on a syntax error, and on a
- * regular expression that could backtrack without bound (see hasNestedQuantifier).
+ * regular expression that needs backtracking (linear-regex.ts).
  */
 export function compileExpression(expression: string): jsonata.Expression {
   let compiled: jsonata.Expression;
@@ -14,13 +14,15 @@ export function compileExpression(expression: string): jsonata.Expression {
   } catch (error) {
     throw toExpressionError(expression, error);
   }
-  const unsafe = regexLiterals(compiled.ast()).find((re) => hasNestedQuantifier(re.source));
-  if (unsafe)
-    throw new ExpressionError(expression, unsafeRegexMessage(unsafe), LIMIT_CODES.unsafeRegex, undefined);
+  for (const re of regexLiterals(compiled.ast())) {
+    const problem = linearRegexProblem(re.source, re.flags);
+    if (problem) throw new ExpressionError(expression, problem, LIMIT_CODES.unsafeRegex, undefined);
+  }
   return compiled;
 }
 
-function regexLiterals(ast: unknown): RegExp[] {
+/** The regular expression literals of a parsed expression. */
+export function regexLiterals(ast: unknown): RegExp[] {
   const found: RegExp[] = [];
   const pending: unknown[] = [ast];
   while (pending.length > 0) {

@@ -1,12 +1,17 @@
 /** How an expression fails: JSONata's own errors, and the limits' codes. */
 /** ExpressionError codes of the evaluation limits. */
-export const LIMIT_CODES = { budget: 'budget', tooLarge: 'too_large', unsafeRegex: 'unsafe_regex' } as const;
+export const LIMIT_CODES = {
+  budget: 'budget',
+  time: 'time',
+  tooLarge: 'too_large',
+  unsafeRegex: 'unsafe_regex',
+} as const;
 
 export class ExpressionError extends Error {
   constructor(
     readonly expression: string,
     message: string,
-    /** JSONata error code, e.g. "S0201" (syntax) or "T2001" (type); "budget" or "too_large" when a limit was hit. */
+    /** JSONata error code, e.g. "S0201" (syntax) or "T2001" (type); one of LIMIT_CODES when a limit was hit. */
     readonly code: string,
     readonly position: number | undefined,
   ) {

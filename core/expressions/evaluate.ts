@@ -5,9 +5,9 @@
  * Evaluated by the worker's step local activity (never inside workflow code: see
  * workers/workflows/execution.ts). Evaluation is bounded by counts — evaluation steps, stack depth,
  * the size of every value built, and a size-weighted work budget — so no expression can loop, recurse or
- * allocate without bound; a wall-clock limit backs them up. No Node built-ins here: pausing (to let the
- * event loop serve other work during a long evaluation) is the caller's function, passed in with the
- * budget.
+ * allocate without bound; a time limit (the time spent evaluating, pauses left out) backs them up.
+ * Regular expressions run on RE2 (linear-regex.ts). No Node built-ins here: pausing (to let the event
+ * loop serve other work during a long evaluation) is the caller's function, passed in with the budget.
  */
 import jsonata from 'jsonata';
 import { toExpressionError } from './errors';
@@ -22,7 +22,7 @@ import {
   type JsonataNode,
 } from './guard';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from './limits';
-import { hasNestedQuantifier } from './safe-regex';
+import { LinearRegExp, UnsupportedRegexError } from './linear-regex';
 import { objectFromEntries } from '../user-json';
 
 /** JSONata's own implementations of the built-ins wrapped above. */
@@ -49,7 +49,7 @@ const MAX_CACHED_EXPRESSIONS = 1000;
 const MAX_IDLE_PER_EXPRESSION = 16;
 
 async function takeInstance(expression: string, limits: EvaluationLimits): Promise<[string, Instance]> {
-  const key = `${limits.maxDepth}:${limits.maxSequence}:${limits.timeoutMs ?? 0}:${expression}`;
+  const key = `${limits.maxDepth}:${limits.maxSequence}:${expression}`;
   const pool = idleInstances.get(key);
   const reused = pool?.pop();
   if (pool) {
@@ -73,20 +73,25 @@ function returnInstance(key: string, instance: Instance): void {
 
 async function compileInstance(expression: string, limits: EvaluationLimits): Promise<Instance> {
   const holder: GuardHolder = { guard: undefined };
-  // Every regular expression evaluated goes through here, those `$eval` builds from data included.
-  class CheckedRegExp extends RegExp {
+  // Every regular expression evaluated runs on RE2 (linear-regex.ts), those `$eval` builds from data too;
+  // one that cannot is the evaluation's failure, named as such.
+  class GuardedLinearRegExp extends LinearRegExp {
     constructor(pattern: RegExp | string, flags?: string) {
-      super(pattern, flags);
-      if (hasNestedQuantifier(this.source)) holder.guard?.unsafeRegex(this);
+      try {
+        super(pattern, flags);
+      } catch (error) {
+        if (error instanceof UnsupportedRegexError) holder.guard?.unsafeRegex(error.message);
+        throw error;
+      }
     }
   }
+
   let compiled: jsonata.Expression;
   try {
     compiled = jsonata(expression, {
       stack: limits.maxDepth,
       sequence: limits.maxSequence,
-      RegexEngine: CheckedRegExp as unknown as RegExpConstructor,
-      ...(limits.timeoutMs ? { timeout: limits.timeoutMs } : {}),
+      RegexEngine: GuardedLinearRegExp as unknown as RegExpConstructor,
     });
   } catch (error) {
     throw toExpressionError(expression, error);
@@ -122,6 +127,7 @@ export async function evaluateExpression(
 ): Promise<unknown> {
   const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
   const guard = new Guard(effective, budget);
+  budget.start();
   const [key, instance] = await takeInstance(expression, effective);
   instance.holder.guard = guard;
   let failed = false;
@@ -129,11 +135,13 @@ export async function evaluateExpression(
     const result = (await instance.compiled.evaluate(context)) as unknown;
     // The result goes on into templates, history and API responses: it must be of bounded size too.
     if (typeof result === 'object' && result !== null) guard.measure(result);
+    guard.checkTime();
     return normalize(result);
   } catch (error) {
     failed = true;
     throw toExpressionError(expression, guard.failure ?? error);
   } finally {
+    budget.stop();
     // An instance whose evaluation was cut short may hold state mid-way: it is not reused.
     if (!failed) returnInstance(key, instance);
   }

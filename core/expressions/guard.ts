@@ -4,7 +4,6 @@
  */
 import { LIMIT_CODES, type JsonataFailure } from './errors';
 import type { EvaluationBudget, EvaluationLimits } from './limits';
-import { unsafeRegexMessage } from './safe-regex';
 import { MAX_STEP_DATA_DEPTH } from '../step-data';
 
 export const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
@@ -102,7 +101,14 @@ export class Guard {
     this.budget.steps += 1;
     if (this.budget.steps > this.limits.maxSteps)
       this.fail(LIMIT_CODES.budget, `evaluation exceeded ${this.limits.maxSteps} steps`);
+    if (this.budget.clockDue(this.budget.steps)) this.checkTime();
     return this.budget.pauseAt(this.budget.steps);
+  }
+
+  /** Fails the evaluation once it has evaluated for longer than maxActiveMs. */
+  checkTime(): void {
+    if (this.budget.elapsedMs() > this.limits.maxActiveMs)
+      this.fail(LIMIT_CODES.time, `evaluation took longer than ${this.limits.maxActiveMs} ms`);
   }
 
   charge(units: number): void {
@@ -115,8 +121,8 @@ export class Guard {
     }
   }
 
-  unsafeRegex(re: RegExp): never {
-    return this.fail(LIMIT_CODES.unsafeRegex, unsafeRegexMessage(re));
+  unsafeRegex(problem: string): never {
+    return this.fail(LIMIT_CODES.unsafeRegex, problem);
   }
 
   tooLarge(what: string, limit = this.limits.maxValueSize): never {

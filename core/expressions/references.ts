@@ -12,6 +12,12 @@ export interface References {
   allSteps: boolean;
   /** Secret names read as `secrets.<NAME>`. */
   secrets: Set<string>;
+  /**
+   * It matches regular expressions: it holds a regex literal, or calls `$eval` (which may build one from
+   * data). Such an evaluation can take long in one go (linear, but per character), so it runs off the
+   * event loop (src/compute/pool.ts).
+   */
+  regex: boolean;
 }
 
 interface AstNode {
@@ -28,8 +34,9 @@ export function findReferences(expression: string): References {
   if (cached) return cached;
   let refs: References | ExpressionError;
   try {
-    refs = { roots: new Set(), steps: new Set(), allSteps: false, secrets: new Set() };
-    visit(compileExpression(expression).ast(), refs);
+    const ast = compileExpression(expression).ast();
+    refs = { roots: new Set(), steps: new Set(), allSteps: false, secrets: new Set(), regex: false };
+    visit(ast, refs);
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;
     refs = error;
@@ -54,8 +61,13 @@ function visit(node: unknown, refs: References): void {
     return;
   }
   if (typeof node !== 'object' || node === null) return;
+  if (node instanceof RegExp) {
+    refs.regex = true;
+    return;
+  }
   const ast = node as AstNode;
   if (ast.type === 'path' && Array.isArray(ast.steps)) recordPath(ast.steps, refs);
+  if (ast.type === 'variable' && ast.value === 'eval') refs.regex = true;
   for (const child of Object.values(ast)) visit(child, refs);
 }
 
@@ -74,6 +86,15 @@ function recordPath(steps: AstNode[], refs: References): void {
     refs.steps.add(step.value);
   } else {
     refs.allSteps = true;
+  }
+}
+
+/** True when evaluating the expression may match regular expressions (References.regex). */
+export function matchesRegex(expression: string): boolean {
+  try {
+    return findReferences(expression).regex;
+  } catch {
+    return false;
   }
 }
 

@@ -22,7 +22,17 @@ export interface TemplateOptions {
   budget?: EvaluationBudget;
   /** Templates for which this returns true are left as written (e.g. secrets, resolved later). */
   defer?: (expression: string) => boolean;
+  /** Evaluates each template's expression; evaluateExpression when absent. */
+  evaluate?: Evaluate;
 }
+
+/** evaluateExpression's signature: callers may run some evaluations elsewhere (a thread). */
+export type Evaluate = (
+  expression: string,
+  context: unknown,
+  limits?: Partial<EvaluationLimits>,
+  budget?: EvaluationBudget,
+) => Promise<unknown>;
 
 /**
  * Replaces every `{{ expr }}` in the strings of a JSON value. A string that is exactly one template
@@ -55,7 +65,8 @@ async function resolveString(text: string, context: unknown, options: TemplateOp
   if (whole && !(whole[1] ?? '').includes('}}')) {
     const expression = (whole[1] ?? '').trim();
     if (options.defer?.(expression)) return text;
-    const result = await evaluateExpression(expression, context, options.limits, options.budget);
+    const evaluate = options.evaluate ?? evaluateExpression;
+    const result = await evaluate(expression, context, options.limits, options.budget);
     return result === undefined ? null : result;
   }
   let out = '';
@@ -68,7 +79,9 @@ async function resolveString(text: string, context: unknown, options: TemplateOp
       out += match[0];
       continue;
     }
-    out += asText(await evaluateExpression(expression, context, options.limits, options.budget));
+    out += asText(
+      await (options.evaluate ?? evaluateExpression)(expression, context, options.limits, options.budget),
+    );
     // Each value is within the limit, and so must their concatenation be.
     const maxValueSize = options.limits?.maxValueSize ?? DEFAULT_LIMITS.maxValueSize;
     if (out.length > maxValueSize) {

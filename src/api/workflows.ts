@@ -148,7 +148,12 @@ async function toWorkflowView(services: Services, workspaceId: string, record: W
 }
 
 /** A PUT body may leave out `id` (the URL names the workflow); a different one is a mistake. */
-function definitionForPut(pathId: string, body: unknown): Definition {
+function definitionForPut(
+  services: Services,
+  workspaceId: string,
+  pathId: string,
+  body: unknown,
+): Promise<Definition> {
   if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
     const withId = { id: pathId, ...body } as Record<string, unknown>;
     if (withId['id'] !== pathId) {
@@ -161,9 +166,9 @@ function definitionForPut(pathId: string, body: unknown): Definition {
         },
       );
     }
-    return parseDefinition(withId);
+    return parseDefinition(withId, services.schemas, workspaceId);
   }
-  return parseDefinition(body);
+  return parseDefinition(body, services.schemas, workspaceId);
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -237,7 +242,7 @@ export function workflowRoutes(): AnyRoute[] {
       },
       errors: [409],
       handler: async ({ services, auth, body }) => {
-        const definition = parseDefinition(body);
+        const definition = await parseDefinition(body, services.schemas, auth.workspaceId);
         const saved = await createWorkflow(services.db, auth.workspaceId, definition, (tx, record) =>
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
@@ -303,7 +308,7 @@ export function workflowRoutes(): AnyRoute[] {
       errors: [404],
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
-        const definition = definitionForPut(params.id, body);
+        const definition = await definitionForPut(services, auth.workspaceId, params.id, body);
         const saved = await saveWorkflowVersion(services.db, auth.workspaceId, definition, (tx, record) =>
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );

@@ -8,20 +8,69 @@ import { AppError, type ErrorDetail } from '../errors';
 import { ExpressionError } from '../../core/expressions/errors';
 import { findReferences, readsSecrets } from '../../core/expressions/references';
 import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
-import { compileInputSchema, validateInput } from '../../core/definitions/input-schema';
+import type { SchemaValidation } from '../compute/schemas';
 import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
 import { parseUserJson } from '../../core/parse-user-json';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
 const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);
 
-/** Parses and checks a definition; throws AppError 400 `invalid_definition` listing every problem. */
-export function parseDefinition(body: unknown): Definition {
+/**
+ * Parses and checks a definition of `workspaceId` (its JSON Schemas compile in that workspace's name: see
+ * src/compute/schemas.ts); throws AppError 400 `invalid_definition` listing every problem.
+ */
+export async function parseDefinition(
+  body: unknown,
+  schemas: SchemaValidation,
+  workspaceId: string,
+): Promise<Definition> {
   const parsed = parseUserJson(definitionSchema, body);
   if (!parsed.success) throw invalidDefinition(zodDetails(parsed.issues));
-  const problems = checkDefinition(parsed.data);
+  const definition = parsed.data;
+  const problems = [
+    ...checkDefinition(definition),
+    ...(await schemaProblems(definition, schemas, workspaceId)),
+  ];
   if (problems.length > 0) throw invalidDefinition(problems);
-  return parsed.data;
+  return definition;
+}
+
+/**
+ * The definition's JSON Schemas: each compiles (off the event loop), and a schedule's input satisfies
+ * the input_schema.
+ */
+async function schemaProblems(
+  definition: Definition,
+  schemas: SchemaValidation,
+  workspaceId: string,
+): Promise<ErrorDetail[]> {
+  const problems: ErrorDetail[] = [];
+  for (const [index, step] of definition.steps.entries()) {
+    if (step.kind !== 'ai' || !step.output_schema) continue;
+    const problem = await schemas.check(workspaceId, step.output_schema);
+    if (problem)
+      problems.push({
+        path: `/steps/${index}/output_schema`,
+        message: `is not a valid JSON Schema: ${problem}`,
+      });
+  }
+  if (!definition.input_schema) return problems;
+  const problem = await schemas.check(workspaceId, definition.input_schema);
+  if (problem) {
+    problems.push({ path: '/input_schema', message: `is not a valid JSON Schema: ${problem}` });
+    return problems;
+  }
+  if (definition.trigger?.type === 'schedule') {
+    // A copy: validation fills in defaults, and the definition is stored as written.
+    const input = structuredClone(definition.trigger.input ?? {});
+    const checked = await schemas.validate(workspaceId, definition.input_schema, input);
+    for (const problem of checked.problems)
+      problems.push({
+        path: `/trigger/input${problem.path}`,
+        message: `${problem.message} (the schedule's input must satisfy the input_schema)`,
+      });
+  }
+  return problems;
 }
 
 export function invalidDefinition(details: ErrorDetail[]): AppError {
@@ -74,28 +123,8 @@ function checkDefinition(definition: Definition): ErrorDetail[] {
         });
       }
     }
-    if (step.kind === 'ai' && step.output_schema) {
-      try {
-        compileInputSchema(step.output_schema);
-      } catch (error) {
-        problems.push({
-          path: `${at}/output_schema`,
-          message: `is not a valid JSON Schema: ${(error as Error).message}`,
-        });
-      }
-    }
     earlier.add(step.id);
   });
-  if (definition.input_schema) {
-    try {
-      compileInputSchema(definition.input_schema);
-    } catch (error) {
-      problems.push({
-        path: '/input_schema',
-        message: `is not a valid JSON Schema: ${(error as Error).message}`,
-      });
-    }
-  }
   if (definition.trigger?.type === 'schedule') problems.push(...scheduleProblems(definition));
   return problems;
 }
@@ -103,9 +132,9 @@ function checkDefinition(definition: Definition): ErrorDetail[] {
 type ScheduleTrigger = Extract<NonNullable<Definition['trigger']>, { type: 'schedule' }>;
 
 /**
- * A schedule trigger: exactly one of `cron` and `every`, an interval Temporal accepts, an IANA time zone,
- * and an `input` that satisfies the input_schema (the cron expression itself is checked by Temporal when
- * the schedule is created; see src/schedules/sync.ts).
+ * A schedule trigger: exactly one of `cron` and `every`, an interval Temporal accepts, an IANA time zone
+ * (its `input` is checked against the input_schema with the schemas; the cron expression itself is
+ * checked by Temporal when the schedule is created; see src/schedules/sync.ts).
  */
 function scheduleProblems(definition: Definition): ErrorDetail[] {
   const trigger = definition.trigger as ScheduleTrigger;
@@ -116,20 +145,6 @@ function scheduleProblems(definition: Definition): ErrorDetail[] {
   if (trigger.timezone !== undefined) {
     const problem = timeZoneProblem(trigger.timezone);
     if (problem) problems.push({ path: '/trigger/timezone', message: problem });
-  }
-  if (definition.input_schema) {
-    let inputProblems: ErrorDetail[] = [];
-    try {
-      // A copy: validation fills in defaults, and the definition is stored as written.
-      inputProblems = validateInput(definition.input_schema, structuredClone(trigger.input ?? {}));
-    } catch {
-      // An input_schema that does not compile is reported at /input_schema.
-    }
-    for (const problem of inputProblems)
-      problems.push({
-        path: `/trigger/input${problem.path}`,
-        message: `${problem.message} (the schedule's input must satisfy the input_schema)`,
-      });
   }
   return problems;
 }

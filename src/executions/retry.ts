@@ -12,7 +12,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { AppError, invalidRequest } from '../errors';
 import type { Services } from '../services';
-import { validateInput } from '../../core/definitions/input-schema';
 import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
@@ -24,7 +23,7 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import { locateExecution } from './locate';
-import { executionStartOptions } from './trigger';
+import { executionStartOptions, validatedInput } from './trigger';
 import type { StepView } from './views';
 
 export interface RetryRequest {
@@ -76,7 +75,10 @@ export async function retryExecution(
       'This execution did not fail in a step, so it cannot be retried from one.',
     );
   }
-  const corrected = request.input === undefined ? undefined : correctedInput(failedRun, request.input);
+  const corrected =
+    request.input === undefined
+      ? undefined
+      : await correctedInput(services, request.workspaceId, failedRun, request.input);
   const resume: ResumePoint = {
     from_step: step,
     records: carriedRecords(view.steps, step),
@@ -154,23 +156,21 @@ function originalInput(run: ExecutionInput): unknown {
 }
 
 /** A corrected input, validated against the input_schema of the version the execution runs. */
-function correctedInput(run: ExecutionInput, input: unknown): unknown {
+function correctedInput(
+  services: Services,
+  workspaceId: string,
+  run: ExecutionInput,
+  input: unknown,
+): Promise<unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalidRequest('`input` must be a JSON object of input fields.', [
       { path: '/input', message: 'must be an object' },
     ]);
   }
-  const corrected = structuredClone(input);
-  const problems = validateInput(run.workflow.definition.input_schema, corrected);
-  if (problems.length > 0) {
-    throw new AppError(
-      400,
-      'invalid_input',
-      `The corrected input does not match the workflow's input_schema: ${problems[0]!.path || '/'} ${problems[0]!.message}.`,
-      {
-        details: problems.map((p) => ({ ...p, path: `/input${p.path}` })),
-      },
-    );
-  }
-  return corrected;
+  const record = {
+    workflow_id: run.workflow.id,
+    version: run.workflow.version,
+    definition: run.workflow.definition,
+  };
+  return validatedInput(services, workspaceId, record, structuredClone(input), '/input');
 }

@@ -8,9 +8,10 @@ import type { Duration } from '@temporalio/common';
 import { AppError, invalidRequest, notFound } from '../errors';
 import { newExecutionId } from '../ids';
 import type { Services } from '../services';
-import { validateInput } from '../../core/definitions/input-schema';
+import { SchemaError } from '../../core/definitions/input-schema';
 import type { Definition, TriggerType } from '../../core/definitions/schema';
 import { claimIdempotencyKey } from '../store/idempotency';
+import type { WorkflowVersionRecord } from '../store/workflows';
 import { callTemporal } from '../temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import {
@@ -65,32 +66,7 @@ export async function triggerExecution(
     ]);
   }
   const received = JSON.stringify(body);
-  const input = structuredClone(body);
-  let problems;
-  try {
-    problems = validateInput(record.definition.input_schema, input);
-  } catch (error) {
-    // A schema saved before a rule that now refuses it (e.g. an unsafe pattern): the version cannot run.
-    throw new AppError(
-      400,
-      'invalid_definition',
-      `Version ${record.version} of '${record.workflow_id}' has an input_schema that is no longer accepted: ${(error as Error).message}. Save a new version.`,
-      {
-        details: [{ path: '/input_schema', message: (error as Error).message }],
-      },
-    );
-  }
-  if (problems.length > 0) {
-    throw new AppError(
-      400,
-      'invalid_input',
-      `The input does not match the workflow's input_schema: ${problems[0]!.path || '/'} ${problems[0]!.message}.`,
-      {
-        details: problems,
-      },
-    );
-  }
-
+  const input = await validatedInput(services, request.workspaceId, record, structuredClone(body));
   let executionId = request.executionId ?? newExecutionId();
   if (request.idempotencyKey !== undefined) {
     ({ executionId } = await claimIdempotencyKey(services.db, {
@@ -121,6 +97,44 @@ export async function triggerExecution(
     throw error;
   }
   return { executionId };
+}
+
+/**
+ * The input checked against the version's input_schema, with the schema's defaults filled in; 400
+ * `invalid_input` listing the problems.
+ */
+export async function validatedInput(
+  services: Services,
+  workspaceId: string,
+  record: Pick<WorkflowVersionRecord, 'workflow_id' | 'version' | 'definition'>,
+  input: unknown,
+  where = '',
+): Promise<unknown> {
+  const schema = record.definition.input_schema;
+  if (!schema) return input;
+  let checked;
+  try {
+    checked = await services.schemas.validate(workspaceId, schema, input);
+  } catch (error) {
+    if (!(error instanceof SchemaError)) throw error;
+    // A schema saved before a rule that now refuses it (e.g. one past the size limits): the version cannot run.
+    throw new AppError(
+      400,
+      'invalid_definition',
+      `Version ${record.version} of '${record.workflow_id}' has an input_schema that is no longer accepted: ${error.message}. Save a new version.`,
+      { details: [{ path: '/input_schema', message: error.message }] },
+    );
+  }
+  const problems = checked.problems.map((p) => ({ ...p, path: `${where}${p.path}` }));
+  if (problems.length > 0) {
+    throw new AppError(
+      400,
+      'invalid_input',
+      `The input does not match the workflow's input_schema: ${problems[0]!.path || '/'} ${problems[0]!.message}.`,
+      { details: problems },
+    );
+  }
+  return checked.value;
 }
 
 /** Starts the execution's workflow; false when it had started already (an idempotent replay). */

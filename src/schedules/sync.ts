@@ -22,7 +22,6 @@ import { msOptionalToNumber, msToNumber } from '@temporalio/common/lib/time';
 import { AppError } from '../errors';
 import { scheduledExecutionIdPrefix } from '../ids';
 import type { Services } from '../services';
-import { validateInput } from '../../core/definitions/input-schema';
 import type { Trigger } from '../../core/definitions/schema';
 import { invalidDefinition } from '../definitions/validate';
 import { executionStartOptions } from '../executions/trigger';
@@ -68,7 +67,7 @@ export async function syncSchedule(
     if (record.version > 1) await removeSchedule(services, workspaceId, record.workflow_id);
     return;
   }
-  await upsertSchedule(services, scheduleOptions(services, workspaceId, record));
+  await upsertSchedule(services, await scheduleOptions(services, workspaceId, record));
 }
 
 /** Deletes the workflow's schedule, if it has one. Runs it started go on. */
@@ -81,15 +80,15 @@ export async function removeSchedule(
 }
 
 /** The schedule a version with a schedule trigger has in Temporal. */
-export function scheduleOptions(
+export async function scheduleOptions(
   services: Services,
   workspaceId: string,
   record: WorkflowVersionRecord,
-): ScheduleOptions {
+): Promise<ScheduleOptions> {
   const { definition } = record;
   const trigger = definition.trigger as ScheduleTrigger;
   const scheduleId = scheduleIdOf(workspaceId, record.workflow_id);
-  const input = scheduledExecutionInput(workspaceId, record, trigger);
+  const input = await scheduledExecutionInput(services, workspaceId, record, trigger);
   // Temporal appends each run's nominal time to this prefix: `ex_<20 base62>-2026-11-21T21:40:00Z`.
   const start = executionStartOptions(services, scheduledExecutionIdPrefix(scheduleId), input);
   return {
@@ -122,17 +121,23 @@ export function scheduleOptions(
 }
 
 /** What every scheduled run starts with: the definition snapshot and the trigger's validated input. */
-function scheduledExecutionInput(
+async function scheduledExecutionInput(
+  services: Services,
   workspaceId: string,
   record: WorkflowVersionRecord,
   trigger: ScheduleTrigger,
-): ExecutionInput {
+): Promise<ExecutionInput> {
   const received = trigger.input ?? {};
-  const input = structuredClone(received);
+  let input: unknown = structuredClone(received);
   // Checked on save already; this guards versions saved before that check existed.
-  const problems = validateInput(record.definition.input_schema, input);
-  if (problems.length > 0) {
-    throw invalidDefinition(problems.map((p) => ({ path: `/trigger/input${p.path}`, message: p.message })));
+  if (record.definition.input_schema) {
+    const checked = await services.schemas.validate(workspaceId, record.definition.input_schema, input);
+    if (checked.problems.length > 0) {
+      throw invalidDefinition(
+        checked.problems.map((p) => ({ path: `/trigger/input${p.path}`, message: p.message })),
+      );
+    }
+    input = checked.value;
   }
   const executionInput: ExecutionInput = {
     workspaceId,
@@ -341,7 +346,7 @@ async function reconcileOne(
     const record = await getWorkflowVersion(tx, workspaceId, workflowId);
     // Saved meanwhile without a schedule trigger: that save removed the schedule.
     if (!record || record.definition.trigger?.type !== 'schedule') return undefined;
-    const options = scheduleOptions(services, workspaceId, record);
+    const options = await scheduleOptions(services, workspaceId, record);
     const current = await describeSchedule(services, options.scheduleId);
     if (current && isUpToDate(current, options)) return undefined;
     await upsertSchedule(services, options);

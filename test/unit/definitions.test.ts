@@ -1,11 +1,18 @@
 import { expect } from 'chai';
+import { ComputePool } from '../../src/compute/pool';
+import { SchemaValidator } from '../../src/compute/schemas';
 import { AppError } from '../../src/errors';
-import { parseDefinition } from '../../src/definitions/validate';
+import { parseDefinition as parse } from '../../src/definitions/validate';
 import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
 
-function problemsOf(definition: unknown): { path: string; message: string }[] {
+const compute = new ComputePool({ threads: 1, timeLimitMs: 1000 });
+after(() => compute.close());
+const schemas = new SchemaValidator(compute);
+const parseDefinition = (definition: unknown) => parse(definition, schemas, 'ws-test');
+
+async function problemsOf(definition: unknown): Promise<{ path: string; message: string }[]> {
   try {
-    parseDefinition(definition);
+    await parseDefinition(definition);
   } catch (error) {
     expect(error).to.be.instanceOf(AppError);
     expect((error as AppError).code).to.equal('invalid_definition');
@@ -23,11 +30,11 @@ const rules = (id: string, when = 'true', more: Record<string, unknown> = {}) =>
 });
 
 describe('definition validation', () => {
-  it('accepts the demo workflow', () => {
-    expect(parseDefinition(CUSTOMER_ONBOARDING).id).to.equal('customer-onboarding');
+  it('accepts the demo workflow', async () => {
+    expect((await parseDefinition(CUSTOMER_ONBOARDING)).id).to.equal('customer-onboarding');
   });
 
-  it('accepts all four step kinds', () => {
+  it('accepts all four step kinds', async () => {
     const definition = base([
       rules('route'),
       {
@@ -39,103 +46,105 @@ describe('definition validation', () => {
       { id: 'welcome', kind: 'ai', prompt: 'Hello {{ input.name }}' },
       { id: 'review', kind: 'approval', if: 'steps.route.output = 1', timeout: '72h' },
     ]);
-    expect(parseDefinition(definition).steps).to.have.length(4);
+    expect((await parseDefinition(definition)).steps).to.have.length(4);
   });
 
-  it('rejects a bad workflow id with its path', () => {
-    expect(problemsOf({ ...base([rules('a')]), id: 'Bad Id' })[0]!.path).to.equal('/id');
+  it('rejects a bad workflow id with its path', async () => {
+    expect((await problemsOf({ ...base([rules('a')]), id: 'Bad Id' }))[0]!.path).to.equal('/id');
   });
 
-  it('rejects an unknown step kind', () => {
-    const [problem] = problemsOf(base([{ id: 'a', kind: 'teleport' }]));
+  it('rejects an unknown step kind', async () => {
+    const [problem] = await problemsOf(base([{ id: 'a', kind: 'teleport' }]));
     expect(problem!.path).to.equal('/steps/0/kind');
     expect(problem!.message).to.include('rules');
   });
 
-  it('rejects unknown fields instead of ignoring them', () => {
-    const [problem] = problemsOf(base([{ ...rules('a'), retries: 3 }]));
+  it('rejects unknown fields instead of ignoring them', async () => {
+    const [problem] = await problemsOf(base([{ ...rules('a'), retries: 3 }]));
     expect(problem!.path).to.equal('/steps/0');
     expect(problem!.message).to.include('retries');
   });
 
-  it('rejects duplicate step ids', () => {
-    const problems = problemsOf(base([rules('a'), rules('a')]));
+  it('rejects duplicate step ids', async () => {
+    const problems = await problemsOf(base([rules('a'), rules('a')]));
     expect(problems).to.deep.include({ path: '/steps/1/id', message: 'duplicate step id "a"' });
   });
 
-  it('reserves the id "trigger"', () => {
-    expect(problemsOf(base([rules('trigger')]))[0]!.path).to.equal('/steps/0/id');
+  it('reserves the id "trigger"', async () => {
+    expect((await problemsOf(base([rules('trigger')])))[0]!.path).to.equal('/steps/0/id');
   });
 
-  it('rejects an expression that does not parse, naming where', () => {
-    const [problem] = problemsOf(base([rules('a', 'input.plan = ')]));
+  it('rejects an expression that does not parse, naming where', async () => {
+    const [problem] = await problemsOf(base([rules('a', 'input.plan = ')]));
     expect(problem!.path).to.equal('/steps/0/rules/0/when');
     expect(problem!.message).to.include('does not parse');
   });
 
-  it('rejects a template that does not parse', () => {
+  it('rejects a template that does not parse', async () => {
     const step = {
       id: 'c',
       kind: 'connector',
       connector: 'http',
       request: { url: 'https://x/{{ input. }}' },
     };
-    expect(problemsOf(base([step]))[0]!.path).to.equal('/steps/0/request/url');
+    expect((await problemsOf(base([step])))[0]!.path).to.equal('/steps/0/request/url');
   });
 
-  it('rejects a reference to a step that does not come earlier', () => {
-    const problems = problemsOf(base([rules('a', 'steps.b.output = 1'), rules('b')]));
+  it('rejects a reference to a step that does not come earlier', async () => {
+    const problems = await problemsOf(base([rules('a', 'steps.b.output = 1'), rules('b')]));
     expect(problems[0]!.message).to.include('"b"');
   });
 
-  it('rejects secrets outside connector and ai steps', () => {
-    const problems = problemsOf(
+  it('rejects secrets outside connector and ai steps', async () => {
+    const problems = await problemsOf(
       base([{ id: 'a', kind: 'rules', rules: [{ when: 'true', output: '{{ secrets.X }}' }] }]),
     );
     expect(problems[0]!.message).to.include('secrets');
   });
 
-  it('rejects a template that mixes secrets with other data', () => {
+  it('rejects a template that mixes secrets with other data', async () => {
     const step = {
       id: 'c',
       kind: 'connector',
       connector: 'http',
       request: { url: 'https://x', headers: { A: '{{ secrets.T & input.x }}' } },
     };
-    expect(problemsOf(base([step]))[0]!.path).to.equal('/steps/0/request/headers/A');
+    expect((await problemsOf(base([step])))[0]!.path).to.equal('/steps/0/request/headers/A');
   });
 
-  it('rejects a string holding a secrets template and another template', () => {
+  it('rejects a string holding a secrets template and another template', async () => {
     const step = {
       id: 'c',
       kind: 'connector',
       connector: 'http',
       request: { url: 'https://x', headers: { A: '{{ secrets.T }}:{{ input.x }}' } },
     };
-    expect(problemsOf(base([step]))[0]!.message).to.include('cannot hold other templates');
+    expect((await problemsOf(base([step])))[0]!.message).to.include('cannot hold other templates');
   });
 
-  it('rejects an input_schema that is not a JSON Schema', () => {
-    expect(problemsOf(base([rules('a')], { input_schema: { type: 'nonsense' } }))[0]!.path).to.equal(
+  it('rejects an input_schema that is not a JSON Schema', async () => {
+    expect((await problemsOf(base([rules('a')], { input_schema: { type: 'nonsense' } })))[0]!.path).to.equal(
       '/input_schema',
     );
   });
 
-  it('rejects a schedule trigger without cron or every', () => {
-    expect(problemsOf(base([rules('a')], { trigger: { type: 'schedule' } }))[0]!.path).to.equal('/trigger');
+  it('rejects a schedule trigger without cron or every', async () => {
+    expect((await problemsOf(base([rules('a')], { trigger: { type: 'schedule' } })))[0]!.path).to.equal(
+      '/trigger',
+    );
   });
 
-  it('reports every problem at once', () => {
+  it('reports every problem at once', async () => {
     expect(
-      problemsOf(base([rules('a', 'input.'), rules('a', 'steps.zz.output')])),
+      await problemsOf(base([rules('a', 'input.'), rules('a', 'steps.zz.output')])),
     ).to.have.length.of.at.least(3);
   });
 });
 
 describe('definition validation of step details', () => {
-  it('rejects an ai output_schema that is not a JSON Schema', () => {
+  it('rejects an ai output_schema that is not a JSON Schema', async () => {
     try {
-      parseDefinition({
+      await parseDefinition({
         id: 'wf',
         steps: [{ id: 'a', kind: 'ai', prompt: 'x', output_schema: { type: 12 } }],
       });
@@ -145,12 +154,15 @@ describe('definition validation of step details', () => {
     }
   });
 
-  it('accepts a workflow-level timeout and rejects a malformed one', () => {
+  it('accepts a workflow-level timeout and rejects a malformed one', async () => {
     expect(
-      parseDefinition({ id: 'wf', timeout: '10m', steps: [{ id: 'a', kind: 'approval' }] }).timeout,
+      (await parseDefinition({ id: 'wf', timeout: '10m', steps: [{ id: 'a', kind: 'approval' }] })).timeout,
     ).to.equal('10m');
-    expect(() =>
-      parseDefinition({ id: 'wf', timeout: 'ten minutes', steps: [{ id: 'a', kind: 'approval' }] }),
-    ).to.throw(AppError);
+    const malformed = await parseDefinition({
+      id: 'wf',
+      timeout: 'ten minutes',
+      steps: [{ id: 'a', kind: 'approval' }],
+    }).catch((error: unknown) => error);
+    expect(malformed).to.be.instanceOf(AppError);
   });
 });

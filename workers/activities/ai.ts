@@ -6,7 +6,9 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
-import { compileInputSchema } from '../../core/definitions/input-schema';
+import { SchemaError } from '../../core/definitions/input-schema';
+import type { ErrorDetail } from '../../core/error-detail';
+import type { SchemaValidation } from '../../src/compute/schemas';
 import {
   STEP_ERROR_CODES,
   type AiOutput,
@@ -27,6 +29,8 @@ export interface AiActivityOptions {
   provider: AiProviderConfig;
   resolveSecrets: (workspaceId: string, value: unknown, pointers: string[]) => Promise<SecretResolution>;
   maxResponseBytes: number;
+  /** Checks answers against the step's output_schema (in the workspace's name, off the event loop). */
+  schemas: SchemaValidation;
 }
 
 interface ChatCompletion {
@@ -80,9 +84,20 @@ export function createAiActivity(options: AiActivityOptions) {
       const completion = await whileHeartbeating(() =>
         callProvider(baseUrl, apiKey, body, options.maxResponseBytes, signal),
       );
-      return secrets.mask(toOutput(completion, model, spec.output_schema));
+      return secrets.mask(
+        await toOutput(completion, model, spec.output_schema, (schema, json) =>
+          options.schemas.validate(meta.workspaceId, schema, json),
+        ),
+      );
     } catch (error) {
       rethrowIfCanceled();
+      if (error instanceof SchemaError) {
+        // Saved before a rule that now refuses it (the schema limits): trying again cannot help.
+        throw ApplicationFailure.nonRetryable(
+          `The step's output_schema is no longer accepted: ${error.message}. Save a new version.`,
+          STEP_ERROR_CODES.invalidRequest,
+        );
+      }
       throw secrets.maskFailure(
         error instanceof ApplicationFailure
           ? error
@@ -130,11 +145,12 @@ async function callProvider(
   throw ApplicationFailure.nonRetryable(message, STEP_ERROR_CODES.aiProvider);
 }
 
-function toOutput(
+async function toOutput(
   completion: ChatCompletion,
   requestedModel: string,
   outputSchema: Record<string, unknown> | null,
-): AiOutput {
+  validate: (schema: Record<string, unknown>, json: unknown) => Promise<{ problems: ErrorDetail[] }>,
+): Promise<AiOutput> {
   const content = completion.choices?.[0]?.message?.content;
   if (typeof content !== 'string') {
     throw ApplicationFailure.retryable(
@@ -158,14 +174,13 @@ function toOutput(
       STEP_ERROR_CODES.aiInvalidOutput,
     );
   }
-  const validate = compileInputSchema(outputSchema);
-  if (!validate(json)) {
-    const problems = (validate.errors ?? [])
-      .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
-      .join('; ');
+  const { problems } = await validate(outputSchema, json);
+  if (problems.length > 0) {
     throw ApplicationFailure.create({
       type: STEP_ERROR_CODES.aiInvalidOutput,
-      message: `The model's answer does not match output_schema: ${problems}`,
+      message: `The model's answer does not match output_schema: ${problems
+        .map((p) => `${p.path || '/'} ${p.message}`)
+        .join('; ')}`,
       details: [{ answer: json }],
     });
   }

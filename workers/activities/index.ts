@@ -3,6 +3,8 @@
  * processes wire the same code to different databases and settings. Keys are Temporal activity types.
  */
 import type { Client } from '@temporalio/client';
+import type { ComputePool } from '../../src/compute/pool';
+import { SchemaValidator } from '../../src/compute/schemas';
 import type { CachedReads } from '../../src/store/cached-reads';
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
@@ -22,6 +24,8 @@ export interface ActivityDeps {
   /** Told when a batch of an execution's steps begins (the embedded process's admission: admission.ts). */
   onStepsBegin?: (executionId: string) => void;
   cipher: SecretCipher;
+  /** Threads for workspaces' schemas and regular expressions (src/compute/pool.ts). */
+  compute: ComputePool;
   allowPrivateDestinations: boolean;
   /** Cap on a connector (or AI provider) response body. */
   maxResponseBytes?: number;
@@ -50,12 +54,18 @@ export function createActivities(deps: ActivityDeps) {
     maxResponseBytes,
     resolveSecrets,
   });
-  const ai = createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes });
+  const ai = createAiActivity({
+    provider: deps.ai,
+    resolveSecrets,
+    maxResponseBytes,
+    schemas: new SchemaValidator(deps.compute),
+  });
   return {
     // Every step runs here first, as a local activity (see steps.ts).
     run_steps: createStepRunner({
       connector,
       ai,
+      compute: deps.compute,
       onBatchBegin: deps.onStepsBegin,
       encryptsPayloads: deps.encryptsPayloads,
       subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),

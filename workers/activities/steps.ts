@@ -4,7 +4,7 @@
  * worker's main thread, never in workflow code: the workflow sandbox costs 100 µs or more per JSONata step,
  * and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process (issue 14;
  * docs/operations.md#architecture says why). Here, evaluation is bounded by deterministic step and work
- * budgets, backed by a wall-clock limit, and pauses every few thousand steps so that other runs go on
+ * budgets, backed by a time limit, and pauses every few thousand steps so that other runs go on
  * meanwhile.
  *
  * A step's outcome is data, not an exception: its record (input, output, timings, error) lands in the
@@ -18,10 +18,12 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
-import { evaluateExpression, isTruthy } from '../../core/expressions/evaluate';
+import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
 import { readsSecrets } from '../../core/expressions/references';
-import { resolveTemplates, secretTemplatePointers } from '../../core/expressions/templates';
+import { resolveTemplates, secretTemplatePointers, type Evaluate } from '../../core/expressions/templates';
+import type { ComputePool } from '../../src/compute/pool';
+import { workspaceEvaluator } from './evaluation';
 import {
   DATA_LIMIT_CODES,
   jsonByteLength,
@@ -48,6 +50,8 @@ import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults'
 import { metrics } from '../../src/observability/metrics';
 
 export interface StepRunnerDeps {
+  /** Threads for the evaluations that match regular expressions (evaluation.ts). */
+  compute: ComputePool;
   connector: (spec: HttpRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<HttpResponseOutput>;
   ai: (spec: AiRequestSpec, meta: StepMeta, signal: AbortSignal) => Promise<AiOutput>;
   subscribedEventKinds: (workspaceId: string) => Promise<EventKind[]>;
@@ -61,9 +65,9 @@ export interface StepRunnerDeps {
  * Limits of one step's evaluations together (`if`, every rule, every template): 50 000 evaluation steps
  * cost at most about 150 ms of CPU, far more than business rules need (mapping a few hundred items takes
  * a few thousand). The counts decide, so the same definition fails the same way however busy the worker
- * is; the wall-clock limit is only a backstop, far above what the counts allow.
+ * is; the time limit (DEFAULT_LIMITS.maxActiveMs) is only a backstop, far above what the counts allow.
  */
-const STEP_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000, timeoutMs: 60_000 };
+const STEP_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000 };
 /** Evaluation steps between two pauses (a few milliseconds of work). */
 const PAUSE_EVERY_STEPS = 2000;
 /**
@@ -124,17 +128,20 @@ async function runStep(
   batch: StepBatch,
   deps: StepRunnerDeps,
 ): Promise<StepOutcome> {
-  const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+  const evaluation: StepEvaluation = {
+    budget: new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() }),
+    evaluate: workspaceEvaluator(deps.compute, batch.workspace_id),
+  };
   const started = new Date();
   try {
-    if (step.if !== undefined && !isTruthy(await evaluateExpression(step.if, context, STEP_LIMITS, budget)))
+    if (step.if !== undefined && !isTruthy(await evaluate(evaluation, step.if, context)))
       return { record: skipped(step) };
     switch (step.kind) {
       case 'rules':
-        return await runRules(step, context, budget, started);
+        return await runRules(step, context, evaluation, started);
       case 'connector':
         return await runNetworkStep(step, started, async (signal) => {
-          const resolved = (await resolve(step.request, context, budget)) as HttpRequestSpec;
+          const resolved = (await resolve(step.request, context, evaluation)) as HttpRequestSpec;
           const request: HttpRequestSpec = { ...resolved, method: resolved.method ?? 'GET' };
           const meta = {
             workspaceId: batch.workspace_id,
@@ -144,7 +151,7 @@ async function runStep(
         });
       case 'ai':
         return await runNetworkStep(step, started, async (signal) => {
-          const request = await aiRequest(step, context, budget);
+          const request = await aiRequest(step, context, evaluation);
           const configuration = { system: step.system ?? null, prompt: step.prompt };
           const meta = {
             workspaceId: batch.workspace_id,
@@ -153,7 +160,7 @@ async function runStep(
           return { request, meta, call: () => deps.ai(request, meta, signal) };
         });
       case 'approval':
-        return await requestApproval(step, context, budget, started);
+        return await requestApproval(step, context, evaluation, started);
     }
   } catch (error) {
     if (error instanceof ExpressionError) {
@@ -170,7 +177,7 @@ async function runStep(
 async function runRules(
   step: RulesStep,
   context: ExpressionContext,
-  budget: EvaluationBudget,
+  evaluation: StepEvaluation,
   started: Date,
 ): Promise<StepOutcome> {
   let output: unknown = null;
@@ -178,14 +185,15 @@ async function runRules(
   let message: string | undefined;
   let matched: number | null = null;
   for (const [index, rule] of step.rules.entries()) {
-    if (!isTruthy(await evaluateExpression(rule.when, context, STEP_LIMITS, budget))) continue;
+    if (!isTruthy(await evaluate(evaluation, rule.when, context))) continue;
     matched = index;
-    output = rule.output === undefined ? null : await resolve(rule.output, context, budget);
+    output = rule.output === undefined ? null : await resolve(rule.output, context, evaluation);
     action = rule.action ?? 'continue';
-    if (rule.message !== undefined) message = String(await resolve(rule.message, context, budget));
+    if (rule.message !== undefined) message = String(await resolve(rule.message, context, evaluation));
     break;
   }
-  if (matched === null && step.default !== undefined) output = await resolve(step.default, context, budget);
+  if (matched === null && step.default !== undefined)
+    output = await resolve(step.default, context, evaluation);
   const problem = stepDataProblem(output, MAX_STEP_OUTPUT_BYTES);
   if (problem) {
     return failed(step, started, undefined, {
@@ -296,10 +304,10 @@ async function runNetworkStep<T>(
 async function aiRequest(
   step: AiStep,
   context: ExpressionContext,
-  budget: EvaluationBudget,
+  evaluation: StepEvaluation,
 ): Promise<AiRequestSpec> {
   const configuration = { system: step.system ?? null, prompt: step.prompt };
-  const resolved = (await resolve(configuration, context, budget)) as {
+  const resolved = (await resolve(configuration, context, evaluation)) as {
     system: string | null;
     prompt: unknown;
   };
@@ -317,11 +325,11 @@ async function aiRequest(
 async function requestApproval(
   step: ApprovalStep,
   context: ExpressionContext,
-  budget: EvaluationBudget,
+  evaluation: StepEvaluation,
   started: Date,
 ): Promise<StepOutcome> {
   const input = {
-    message: await resolve(step.message ?? null, context, budget),
+    message: await resolve(step.message ?? null, context, evaluation),
     timeout: step.timeout ?? null,
   };
   const problem = stepDataProblem(input, MAX_STEP_INPUT_BYTES);
@@ -346,9 +354,28 @@ async function requestApproval(
   };
 }
 
+/** How one step evaluates: its shared budget, and where each expression runs (evaluation.ts). */
+interface StepEvaluation {
+  budget: EvaluationBudget;
+  evaluate: Evaluate;
+}
+
+function evaluate(
+  evaluation: StepEvaluation,
+  expression: string,
+  context: ExpressionContext,
+): Promise<unknown> {
+  return evaluation.evaluate(expression, context, STEP_LIMITS, evaluation.budget);
+}
+
 /** Templates, except those reading secrets, which only the step's call resolves. */
-function resolve(value: unknown, context: ExpressionContext, budget: EvaluationBudget): Promise<unknown> {
-  return resolveTemplates(value, context, { defer: readsSecrets, limits: STEP_LIMITS, budget });
+function resolve(value: unknown, context: ExpressionContext, evaluation: StepEvaluation): Promise<unknown> {
+  return resolveTemplates(value, context, {
+    defer: readsSecrets,
+    limits: STEP_LIMITS,
+    budget: evaluation.budget,
+    evaluate: evaluation.evaluate,
+  });
 }
 
 function timing(started: Date): Pick<StepRecord, 'started_at' | 'finished_at'> {

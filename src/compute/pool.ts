@@ -1,0 +1,185 @@
+/**
+ * Compute threads: where work whose cost a workspace controls runs when it could hold a thread for long
+ * (compiling and running its JSON Schemas, evaluating its regular expressions), so that it never holds the
+ * event loop that serves the API and every other workspace's steps.
+ *
+ * - Each task has a time limit, counted from the moment a thread that is ready takes it (a thread's own
+ *   start, loading its modules, never counts). A thread that outruns it is killed and replaced: a
+ *   synchronous match or validation cannot be interrupted any other way.
+ * - Each thread has a heap limit: a task that needs more fails, the process does not grow.
+ * - Tasks queue per workspace and the workspaces are served in turn (fair-queue.ts), so a workspace that
+ *   floods the threads delays another's next task by at most one task per thread.
+ * - Threads start on first use and stop after a minute without work.
+ */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { FairQueue } from './fair-queue';
+import type { ComputeResults, ComputeTask } from './tasks';
+
+/**
+ * How long one compute task may run: evaluating a workspace's expression (docs/definitions.md#limits), or
+ * checking an input against its schema.
+ */
+export const COMPUTE_TIME_LIMIT_MS = 1000;
+
+const IDLE_MS = 60_000;
+const DEFAULT_HEAP_MB = 256;
+
+export interface ComputePoolOptions {
+  /** Threads at most (COMPUTE_THREADS). */
+  threads: number;
+  /** How long one task may run, in ms. */
+  timeLimitMs: number;
+  /** Heap of one thread, in MB. */
+  maxHeapMb?: number;
+}
+
+/** A task ran out of time (its thread was killed) or of memory. */
+export class ComputeLimitError extends Error {
+  constructor(
+    message: string,
+    readonly limit: 'time' | 'memory',
+  ) {
+    super(message);
+    this.name = 'ComputeLimitError';
+  }
+}
+
+/** What a thread posts back (thread.ts). */
+export type ThreadMessage =
+  { ready: true } | { result: unknown } | { error: { name: string; message: string } };
+
+/** One thread: ready once it has loaded its modules, running one task at a time. */
+class ComputeThread {
+  readonly ready: Promise<void>;
+  /** Settles the task under way with what the thread posts, or how it died. */
+  private settle: ((message: ThreadMessage | { died: Error }) => void) | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  dead = false;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly onDeath: (thread: ComputeThread) => void,
+  ) {
+    this.ready = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: ThreadMessage) => {
+        if ('ready' in message) resolve();
+        else this.settle?.(message);
+      });
+      worker.once('error', (error) => {
+        reject(error);
+        this.die(error);
+      });
+      worker.once('exit', (code) => {
+        const error = new Error(`The compute thread exited (code ${code}).`);
+        reject(error);
+        this.die(error);
+      });
+    });
+    // A thread that fails to start is reported by the task waiting for it.
+    this.ready.catch(() => undefined);
+  }
+
+  /** Runs one task, killing the thread past `timeLimitMs`. */
+  run(task: ComputeTask, timeLimitMs: number, maxHeapMb: number): Promise<unknown> {
+    clearTimeout(this.idleTimer);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.settle = undefined;
+        reject(new ComputeLimitError(`took longer than ${timeLimitMs} ms`, 'time'));
+        void this.kill();
+      }, timeLimitMs);
+      this.settle = (message) => {
+        clearTimeout(timer);
+        this.settle = undefined;
+        if ('died' in message) {
+          const outOfMemory = (message.died as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+          reject(
+            outOfMemory ? new ComputeLimitError(`needed more than ${maxHeapMb} MB`, 'memory') : message.died,
+          );
+        } else if ('error' in message) {
+          reject(Object.assign(new Error(message.error.message), { name: message.error.name }));
+        } else if ('result' in message) {
+          resolve(message.result);
+        }
+      };
+      this.worker.postMessage(task);
+    });
+  }
+
+  /** Stops the thread after IDLE_MS without a task. */
+  idle(): void {
+    this.idleTimer = setTimeout(() => void this.kill(), IDLE_MS);
+    this.idleTimer.unref();
+  }
+
+  async kill(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    this.dead = true;
+    await this.worker.terminate();
+  }
+
+  private die(error: Error): void {
+    this.settle?.({ died: error });
+    if (this.dead) return;
+    this.dead = true;
+    this.onDeath(this);
+  }
+}
+
+export class ComputePool {
+  private readonly queue: FairQueue;
+  private readonly idle: ComputeThread[] = [];
+  private closed = false;
+
+  constructor(private readonly options: ComputePoolOptions) {
+    this.queue = new FairQueue(options.threads);
+  }
+
+  get timeLimitMs(): number {
+    return this.options.timeLimitMs;
+  }
+
+  /** Runs `task` for workspace `key` on a thread; throws ComputeLimitError past its time or memory. */
+  run<K extends ComputeTask['kind']>(
+    key: string,
+    task: Extract<ComputeTask, { kind: K }>,
+  ): Promise<ComputeResults[K]> {
+    return this.queue.run(key, async () => {
+      if (this.closed) throw new Error('The compute pool is closed.');
+      const thread = this.idle.pop() ?? this.spawn();
+      await thread.ready;
+      try {
+        return (await thread.run(task, this.options.timeLimitMs, this.heapMb)) as ComputeResults[K];
+      } finally {
+        // The queue lets at most `threads` tasks run, so at most that many threads are ever kept.
+        if (this.closed) void thread.kill();
+        else if (!thread.dead) {
+          thread.idle();
+          this.idle.push(thread);
+        }
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.idle.splice(0).map((thread) => thread.kill()));
+  }
+
+  private get heapMb(): number {
+    return this.options.maxHeapMb ?? DEFAULT_HEAP_MB;
+  }
+
+  private spawn(): ComputeThread {
+    const worker = new Worker(path.join(__dirname, 'thread.js'), {
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb },
+    });
+    // A thread does not keep the process alive: one left idle would hold a stopping process up.
+    worker.unref();
+    return new ComputeThread(worker, (dead) => {
+      const at = this.idle.indexOf(dead);
+      if (at >= 0) this.idle.splice(at, 1);
+    });
+  }
+}

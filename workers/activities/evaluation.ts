@@ -1,0 +1,44 @@
+/**
+ * Where a step's expressions are evaluated: on the worker's event loop, within counted budgets that pause
+ * every few thousand steps (core/expressions/evaluate.ts), unless the expression matches regular
+ * expressions. A match is linear in its input on RE2, but one call over a long string cannot pause, so
+ * those evaluations run on a compute thread, in the workspace's turn, killed past the time limit
+ * (src/compute/pool.ts). The step's budget of steps and work is shared either way.
+ */
+import { ExpressionError, LIMIT_CODES } from '../../core/expressions/errors';
+import { evaluateExpression } from '../../core/expressions/evaluate';
+import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { matchesRegex } from '../../core/expressions/references';
+import type { Evaluate } from '../../core/expressions/templates';
+import { ComputeLimitError, type ComputePool } from '../../src/compute/pool';
+
+/** Evaluates expressions of `workspaceId`'s steps (evaluateExpression's signature). */
+export function workspaceEvaluator(compute: ComputePool, workspaceId: string): Evaluate {
+  return async (expression, context, limits = {}, budget = new EvaluationBudget()) => {
+    if (!matchesRegex(expression)) return evaluateExpression(expression, context, limits, budget);
+    const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
+    let result;
+    try {
+      result = await compute.run(workspaceId, {
+        kind: 'evaluate',
+        expression,
+        context,
+        limits: effective,
+        used: { steps: budget.steps, work: budget.work },
+      });
+    } catch (error) {
+      if (!(error instanceof ComputeLimitError)) throw error;
+      throw new ExpressionError(
+        expression,
+        `evaluation ${error.message}`,
+        error.limit === 'time' ? LIMIT_CODES.time : LIMIT_CODES.tooLarge,
+        undefined,
+      );
+    }
+    budget.steps = result.used.steps;
+    budget.work = result.used.work;
+    if (result.error)
+      throw new ExpressionError(expression, result.error.message, result.error.code, result.error.position);
+    return result.value;
+  };
+}
