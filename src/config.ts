@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './temporal/encryption-codec';
+import { MAX_STEP_TIMEOUT_MS } from '../core/definitions/schema';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -52,6 +53,8 @@ const envSchema = z.object({
   AI_API_KEY: z.string().min(1).optional(),
   AI_MODEL: z.string().min(1).optional(),
   ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv.default(false),
+  CONNECTOR_MAX_RESPONSE_BYTES: positiveInt.max(10 * 1024 * 1024).default(1024 * 1024),
+  CONNECTOR_BODY_IDLE_TIMEOUT_MS: positiveInt.max(MAX_STEP_TIMEOUT_MS).default(30_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule([5, 300, 1800, 7200, 18000, 36000, 36000]),
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
@@ -118,6 +121,11 @@ export interface Config {
   payloadEncryptionKeys: PayloadKey[] | undefined;
   ai: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined };
   allowPrivateDestinations: boolean;
+  /**
+   * Connector and AI calls: the largest response body read (more fails the step with
+   * `response_too_large`), and the longest a response body may pause between two chunks.
+   */
+  connector: { maxResponseBytes: number; bodyIdleTimeoutMs: number };
   webhookRetryScheduleMs: number[];
   /** Finished webhook deliveries and their attempts are kept this long (the housekeeping job purges them). */
   deliveryLogRetentionDays: number;
@@ -227,6 +235,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     payloadEncryptionKeys: e.PAYLOAD_ENCRYPTION_KEYS,
     ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY, model: e.AI_MODEL },
     allowPrivateDestinations: e.ALLOW_PRIVATE_DESTINATIONS,
+    connector: {
+      maxResponseBytes: e.CONNECTOR_MAX_RESPONSE_BYTES,
+      bodyIdleTimeoutMs: e.CONNECTOR_BODY_IDLE_TIMEOUT_MS,
+    },
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,

@@ -174,6 +174,8 @@ export async function startRuntime({
         cipher,
         compute,
         allowPrivateDestinations: config.allowPrivateDestinations,
+        maxResponseBytes: config.connector.maxResponseBytes,
+        bodyIdleTimeoutMs: config.connector.bodyIdleTimeoutMs,
         ai: config.ai,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: config.deliveryLogRetentionDays,

@@ -4,6 +4,7 @@
  * Objects are strict: a misspelt key is an error, not silently ignored.
  */
 import { z } from 'zod';
+import { durationAtMostPattern } from './durations';
 
 export const WORKFLOW_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const STEP_ID_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
@@ -30,8 +31,34 @@ const durationSchema = z
   .string()
   .regex(DURATION_PATTERN, 'must be a duration such as "500ms", "30s", "15m", "72h" or "7d"');
 
-/** A schedule's interval: a duration of at least one second. */
-export const SCHEDULE_EVERY_PATTERN = /^([1-9][0-9]{0,8}(s|m|h|d)|[1-9][0-9]{3,8}ms)$/;
+/** Longest a step's attempt may take, and the longest retry interval: 24 h. */
+export const MAX_STEP_TIMEOUT_MS = 24 * 3_600_000;
+/** Longest an approval may wait for its decision: 365 days. */
+export const MAX_WAIT_TIMEOUT_MS = 365 * 86_400_000;
+
+/** A duration of at most `maxMs`: the bound is in the pattern, so the OpenAPI document states it too. */
+function durationAtMost(maxMs: number, most: string) {
+  return z
+    .string()
+    .regex(
+      durationAtMostPattern(maxMs),
+      `must be a duration of at most ${most}, such as "500ms", "30s", "15m" or "1h"`,
+    );
+}
+
+const stepTimeoutSchema = durationAtMost(MAX_STEP_TIMEOUT_MS, '24h');
+
+/**
+ * A schedule's cron: 5 fields (minute hour day-of-month month day-of-week), optionally a 6th (year), or 7
+ * with a fixed second first, or a descriptor. Nothing that fires more than once a minute: `@every`
+ * (use `every`) and a seconds field other than one number are not cron here.
+ */
+export const SCHEDULE_CRON_PATTERN =
+  /^\s*(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^\s@]\S*(\s+\S+){4,5}|[0-5]?[0-9](\s+\S+){6})\s*$/;
+
+/** A schedule's interval: a duration of at least one minute (60s, 60000ms). */
+export const SCHEDULE_EVERY_PATTERN =
+  /^([1-9][0-9]{0,8}(m|h|d)|([6-9][0-9]|[1-9][0-9]{2,8})s|([6-9][0-9]{4}|[1-9][0-9]{5,8})ms)$/;
 
 /**
  * Checked on save beyond its type: the text must parse as JSONata (a syntax error is 400
@@ -51,14 +78,14 @@ const retrySchema = z
       .max(100)
       .optional()
       .meta({ description: 'Attempts in all, the first included.' }),
-    initial_interval: durationSchema.optional(),
+    initial_interval: stepTimeoutSchema.optional(),
     backoff: z
       .number()
       .min(1)
       .max(10)
       .optional()
       .meta({ description: 'Multiplier applied to the interval after each attempt.' }),
-    max_interval: durationSchema.optional(),
+    max_interval: stepTimeoutSchema.optional(),
   })
   .meta({ id: 'StepRetry', description: 'Retry policy of the step activity.' });
 
@@ -76,9 +103,7 @@ const stepCommon = {
       'JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition.',
   }),
   retry: retrySchema.optional(),
-  timeout: durationSchema
-    .optional()
-    .meta({ description: 'Time limit of one attempt (approval: of the wait for a decision).' }),
+  timeout: stepTimeoutSchema.optional().meta({ description: 'Time limit of one attempt: at most 24h.' }),
 };
 
 const ruleSchema = z.strictObject({
@@ -155,6 +180,9 @@ export const approvalStepSchema = z
     ...stepCommon,
     kind: z.literal('approval'),
     message: z.string().max(2000).optional().meta({ description: 'What the approver is asked.' }),
+    timeout: durationAtMost(MAX_WAIT_TIMEOUT_MS, '365d').optional().meta({
+      description: 'How long the approval waits for a decision: at most 365d. Without one, it waits.',
+    }),
   })
   .meta({ id: 'ApprovalStep' });
 
@@ -178,10 +206,21 @@ export const triggerSchema = z
       z
         .strictObject({
           type: z.literal('schedule'),
-          cron: z.string().min(1).max(200).optional(),
+          cron: z
+            .string()
+            .min(1)
+            .max(200)
+            .regex(
+              SCHEDULE_CRON_PATTERN,
+              'must be a cron expression of 5 fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly; it may not fire more than once a minute (use "every" for intervals)',
+            )
+            .optional(),
           every: z
             .string()
-            .regex(SCHEDULE_EVERY_PATTERN, 'must be a duration of at least 1s, such as "30s", "15m" or "1h"')
+            .regex(
+              SCHEDULE_EVERY_PATTERN,
+              'must be a duration of at least 1 minute, such as "1m", "15m" or "1h"',
+            )
             .optional(),
           timezone: z.string().min(1).max(100).optional(),
           input: z.record(z.string(), z.unknown()).optional(),

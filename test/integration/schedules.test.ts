@@ -99,7 +99,9 @@ for (const db of DB_KINDS) {
 
     it('runs an `every` schedule: its runs are listed with trigger schedule and the schedule input', async function () {
       this.timeout(30_000);
-      const id = await scheduledWorkflow({ type: 'schedule', every: '2s', input: { customer: 'Grace' } });
+      const id = await scheduledWorkflow({ type: 'schedule', every: '1m', input: { customer: 'Grace' } });
+      // A run now, as the schedule's next one would be (intervals are at least a minute).
+      await client().schedule.getHandle(scheduleIdOf(workspaceId, id)).trigger();
       const listed = await waitFor(
         async () => {
           const res = await api.get(`/v1/executions?workflow=${id}`).expect(200);
@@ -209,11 +211,22 @@ for (const db of DB_KINDS) {
       expect(paths).to.have.members(['/trigger/input/customer', '/trigger/input/plan']);
     });
 
-    it('answers 400 invalid_definition for an interval under a second', async () => {
-      const body = definition(echo(), { trigger: { type: 'schedule', every: '500ms' } });
-      const res = await api.post('/v1/workflows', body);
-      expectError(res, 400, 'invalid_definition');
-      expect(res.body.error.details[0].path).to.equal('/trigger/every');
+    it('answers 400 invalid_definition for an interval under a minute', async () => {
+      for (const every of ['59s', '500ms', '59999ms']) {
+        const body = definition(echo(), { trigger: { type: 'schedule', every } });
+        const res = await api.post('/v1/workflows', body);
+        expectError(res, 400, 'invalid_definition');
+        expect(res.body.error.details[0].path, every).to.equal('/trigger/every');
+      }
+    });
+
+    it('answers 400 invalid_definition for a cron that fires more than once a minute', async () => {
+      for (const cron of ['* * * * * * *', '*/5 * * * * * *', '@every 10s']) {
+        const body = definition(echo(), { trigger: { type: 'schedule', cron } });
+        const res = await api.post('/v1/workflows', body);
+        expectError(res, 400, 'invalid_definition');
+        expect(res.body.error.details[0].path, cron).to.equal('/trigger/cron');
+      }
     });
 
     describe('reconcileSchedules', () => {

@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
+import { durationAtMostPattern } from '../../core/definitions/durations';
 import { ComputePool } from '../../src/compute/pool';
 import { SchemaValidator } from '../../src/compute/schemas';
 import { AppError } from '../../src/errors';
@@ -8,6 +10,7 @@ import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
 const compute = new ComputePool({ threads: 1, timeLimitMs: 1000 });
 after(() => compute.close());
 const schemas = new SchemaValidator(compute);
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const parseDefinition = (definition: unknown) => parse(definition, schemas, 'ws-test');
 
 async function problemsOf(definition: unknown): Promise<{ path: string; message: string }[]> {
@@ -164,5 +167,52 @@ describe('definition validation of step details', () => {
       steps: [{ id: 'a', kind: 'approval' }],
     }).catch((error: unknown) => error);
     expect(malformed).to.be.instanceOf(AppError);
+  });
+});
+
+describe('definition bounds', () => {
+  const connector = (extra: Record<string, unknown>) => ({
+    id: 'c',
+    kind: 'connector',
+    connector: 'http',
+    request: { url: 'https://x.example' },
+    ...extra,
+  });
+
+  it('caps a step timeout at 24h', async () => {
+    await parseDefinition(base([connector({ timeout: '24h' })]));
+    await parseDefinition(base([connector({ timeout: '86400s' })]));
+    for (const timeout of ['25h', '2d', '86401s', '1441m', '999999999ms']) {
+      const [problem] = await problemsOf(base([connector({ timeout })]));
+      expect(problem, timeout).to.deep.include({ path: '/steps/0/timeout' });
+      expect(problem!.message).to.match(/at most 24h/);
+    }
+  });
+
+  it('lets an approval wait up to 365 days, no longer', async () => {
+    await parseDefinition(base([{ id: 'a', kind: 'approval', timeout: '365d' }]));
+    const [problem] = await problemsOf(base([{ id: 'a', kind: 'approval', timeout: '366d' }]));
+    expect(problem).to.deep.include({ path: '/steps/0/timeout' });
+  });
+
+  it('caps retry intervals at 24h', async () => {
+    const [problem] = await problemsOf(base([connector({ retry: { max_interval: '2d' } })]));
+    expect(problem).to.deep.include({ path: '/steps/0/retry/max_interval' });
+  });
+
+  it('writes the bounds as patterns that agree with the durations they allow', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 10 ** 9 - 1 }),
+        fc.constantFrom(...(Object.keys(UNIT_MS) as (keyof typeof UNIT_MS)[])),
+        fc.integer({ min: 1, max: 40 * 86_400_000 }),
+        (n, unit, maxMs) => {
+          expect(durationAtMostPattern(maxMs).test(`${n}${unit}`), `${n}${unit} <= ${maxMs} ms`).to.equal(
+            n * UNIT_MS[unit] <= maxMs,
+          );
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

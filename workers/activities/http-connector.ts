@@ -20,6 +20,7 @@ import {
   type HttpResponseOutput,
   type StepMeta,
 } from '../../core/execution-types';
+import { MAX_STEP_TIMEOUT_MS } from '../../core/definitions/schema';
 import { objectFromEntries } from '../../core/user-json';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
@@ -29,6 +30,8 @@ import type { SecretResolution } from './secrets';
 export interface HttpConnectorOptions {
   policy: DestinationPolicy;
   maxResponseBytes: number;
+  /** Longest the response body may pause between two chunks (undici's bodyTimeout). */
+  bodyIdleTimeoutMs: number;
   /** Resolves `{{ secrets.NAME }}` templates of the workspace at the given pointers of a request. */
   resolveSecrets: (workspaceId: string, value: unknown, pointers: string[]) => Promise<SecretResolution>;
 }
@@ -37,10 +40,12 @@ const MAX_REDIRECTS = 5;
 const ERROR_BODY_PREVIEW = 300;
 
 export function createHttpConnector(options: HttpConnectorOptions) {
+  // The step's timeout (at most 24 h: MAX_STEP_TIMEOUT_MS) ends the whole call through its signal; these
+  // bound a call without one, and a body that trickles in.
   const dispatcher = new Agent({
     connect: { lookup: guardedLookup(options.policy) },
-    headersTimeout: 0,
-    bodyTimeout: 0,
+    headersTimeout: MAX_STEP_TIMEOUT_MS,
+    bodyTimeout: options.bodyIdleTimeoutMs,
   });
 
   /**
@@ -154,6 +159,12 @@ function toFailure(error: unknown): ApplicationFailure {
   }
   if (error instanceof ResponseTooLargeError) {
     return ApplicationFailure.nonRetryable(error.message, STEP_ERROR_CODES.responseTooLarge);
+  }
+  if (error instanceof undiciErrors.BodyTimeoutError) {
+    return ApplicationFailure.retryable(
+      'Network error: the response body paused for longer than the connector allows (CONNECTOR_BODY_IDLE_TIMEOUT_MS).',
+      STEP_ERROR_CODES.network,
+    );
   }
   if (error instanceof undiciErrors.InvalidArgumentError || error instanceof TypeError) {
     return ApplicationFailure.nonRetryable(

@@ -29,6 +29,8 @@ export interface ActivityDeps {
   allowPrivateDestinations: boolean;
   /** Cap on a connector (or AI provider) response body. */
   maxResponseBytes?: number;
+  /** Longest a connector's response body may pause between two chunks. */
+  bodyIdleTimeoutMs?: number;
   ai: AiProviderConfig;
   /** Starts delivery workflows and waits on executions (events). */
   client: Client;
@@ -43,6 +45,7 @@ export interface ActivityDeps {
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 30_000;
 
 export function createActivities(deps: ActivityDeps) {
   const resolveSecrets = createSecretResolver((workspaceId, names) =>
@@ -52,6 +55,7 @@ export function createActivities(deps: ActivityDeps) {
   const connector = createHttpConnector({
     policy: { allowPrivate: deps.allowPrivateDestinations },
     maxResponseBytes,
+    bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
     resolveSecrets,
   });
   const ai = createAiActivity({
