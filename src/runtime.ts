@@ -14,7 +14,7 @@ import { API_REFERENCE_PATH } from './http/api-reference';
 import { handleClientError } from './http/client-error';
 import { AdmissionGate } from './executions/admission';
 import { ExecutionBacklog } from './executions/backpressure';
-import { COMPUTE_TIME_LIMIT_MS, ComputePool } from './compute/pool';
+import { ComputePool } from './compute/pool';
 import { SchemaValidator } from './compute/schemas';
 import { CachedReads } from './store/cached-reads';
 import { ChangeFeed } from './store/changes';
@@ -134,7 +134,7 @@ export async function startRuntime({
     }
 
     const cipher = createSecretCipher(loadOrCreateSecretsKey(config.secretsKey, config.dataDir));
-    const compute = new ComputePool({ threads: config.computeThreads, timeLimitMs: COMPUTE_TIME_LIMIT_MS });
+    const compute = new ComputePool({ threads: config.computeThreads });
     cleanups.push(() => compute.close());
     const services: Services = {
       config,

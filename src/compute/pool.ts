@@ -16,11 +16,13 @@ import { Worker } from 'node:worker_threads';
 import { FairQueue } from './fair-queue';
 import type { ComputeResults, ComputeTask } from './tasks';
 
+/** How long evaluating one of a workspace's expressions may take (docs/definitions.md#limits). */
+export const EVALUATION_TIME_LIMIT_MS = 1000;
 /**
- * How long one compute task may run: evaluating a workspace's expression (docs/definitions.md#limits), or
- * checking an input against its schema.
+ * How long compiling a workspace's JSON Schema, or checking an input against it, may take. Compiling a
+ * schema at the size limit takes about a second of CPU; the margin is for a busy machine.
  */
-export const COMPUTE_TIME_LIMIT_MS = 1000;
+export const SCHEMA_TIME_LIMIT_MS = 5000;
 
 const IDLE_MS = 60_000;
 const DEFAULT_HEAP_MB = 256;
@@ -28,11 +30,17 @@ const DEFAULT_HEAP_MB = 256;
 export interface ComputePoolOptions {
   /** Threads at most (COMPUTE_THREADS). */
   threads: number;
-  /** How long one task may run, in ms. */
-  timeLimitMs: number;
+  /** How long one task may run, in ms, by kind. */
+  timeLimitsMs?: Partial<Record<ComputeTask['kind'], number>>;
   /** Heap of one thread, in MB. */
   maxHeapMb?: number;
 }
+
+const TIME_LIMITS_MS: Record<ComputeTask['kind'], number> = {
+  evaluate: EVALUATION_TIME_LIMIT_MS,
+  compile_schema: SCHEMA_TIME_LIMIT_MS,
+  validate: SCHEMA_TIME_LIMIT_MS,
+};
 
 /** A task ran out of time (its thread was killed) or of memory. */
 export class ComputeLimitError extends Error {
@@ -136,10 +144,6 @@ export class ComputePool {
     this.queue = new FairQueue(options.threads);
   }
 
-  get timeLimitMs(): number {
-    return this.options.timeLimitMs;
-  }
-
   /** Runs `task` for workspace `key` on a thread; throws ComputeLimitError past its time or memory. */
   run<K extends ComputeTask['kind']>(
     key: string,
@@ -150,7 +154,8 @@ export class ComputePool {
       const thread = this.idle.pop() ?? this.spawn();
       await thread.ready;
       try {
-        return (await thread.run(task, this.options.timeLimitMs, this.heapMb)) as ComputeResults[K];
+        const timeLimitMs = this.options.timeLimitsMs?.[task.kind] ?? TIME_LIMITS_MS[task.kind];
+        return (await thread.run(task, timeLimitMs, this.heapMb)) as ComputeResults[K];
       } finally {
         // The queue lets at most `threads` tasks run, so at most that many threads are ever kept.
         if (this.closed) void thread.kill();

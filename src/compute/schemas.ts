@@ -19,8 +19,11 @@ import type { ErrorDetail } from '../../core/error-detail';
 import { jsonByteLength } from '../../core/step-data';
 import { ComputeLimitError, type ComputePool } from './pool';
 
-/** Largest schema compiled on the event loop (a few milliseconds, once per schema and process). */
-const INLINE_MAX_NODES = 256;
+/**
+ * Largest schema compiled on the event loop: compiling costs about 0.7 ms of CPU per node (once per schema
+ * and process), so a few milliseconds here. An object of a handful of fields is some 5 to 10 nodes.
+ */
+const INLINE_MAX_NODES = 16;
 /** Largest validationCost run on the event loop: a millisecond or so. */
 const INLINE_MAX_COST = 4_000_000;
 
@@ -39,7 +42,8 @@ export interface SchemaValidation {
 }
 
 export class SchemaValidator implements SchemaValidation {
-  private readonly inline = new CompiledSchemas(256);
+  /** Small schemas only (INLINE_MAX_NODES): a few MB at most. */
+  private readonly inline = new CompiledSchemas({ maxEntries: 256, maxBytes: 16 * 1024 * 1024 });
   /** Shapes by schema object: a definition version's schema is one object for as long as it is cached. */
   private readonly shapes = new WeakMap<object, SchemaShape>();
 

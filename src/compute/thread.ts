@@ -18,7 +18,8 @@ import type {
 } from './tasks';
 import type { ThreadMessage } from './pool';
 
-const schemas = new CompiledSchemas(128);
+/** Within the thread's heap limit (pool.ts: 256 MB by default), with room for the tasks themselves. */
+const schemas = new CompiledSchemas({ maxEntries: 256, maxBytes: 96 * 1024 * 1024 });
 
 async function runTask(task: ComputeTask): Promise<unknown> {
   switch (task.kind) {

@@ -90,21 +90,22 @@ describe('catastrophic regular expressions @security', function () {
     expect(res.body.error.details[0].message).to.match(/linear time/);
   });
 
-  it('patternProperties run on RE2 too', async () => {
+  it('propertyNames and patternProperties patterns run on RE2 too', async () => {
     const workflowId = await createWorkflow(
       api,
       definition([rulesStep('a', [{ when: 'true', output: 1 }])], {
         input_schema: {
           type: 'object',
+          propertyNames: { pattern: CATASTROPHIC },
           patternProperties: { [CATASTROPHIC]: { type: 'number' } },
         },
       }),
     );
-    const started = performance.now();
-    const res = await api.post(`/v1/workflows/${workflowId}/trigger`, {
-      [ATTACK.slice(0, -1)]: 'not a number',
-    });
+    const { result: res, slowestMs } = await whileProbingHealth(
+      service.url,
+      api.post(`/v1/workflows/${workflowId}/trigger`, { [ATTACK]: 1 }).then((r) => r),
+    );
     expectError(res, 400, 'invalid_input');
-    expect(performance.now() - started).to.be.below(2000);
+    expect(slowestMs, 'slowest /healthz answer (ms) during the trigger').to.be.below(500);
   });
 });

@@ -86,7 +86,7 @@ describe('JSON Schemas of hostile workspaces @security', function () {
     const big = await a.post('/v1/workflows', withSchema(wide));
     expectError(big, 400, 'invalid_definition');
     expect(big.body.error.details[0].message).to.match(
-      /bytes as JSON, more than the limit|more than 2000 objects/,
+      /bytes as JSON, more than the limit|more than 1000 objects/,
     );
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { x: deep } };
@@ -95,21 +95,24 @@ describe('JSON Schemas of hostile workspaces @security', function () {
     expect(nested.body.error.details[0].message).to.match(/nested deeper than 32 levels/);
   });
 
-  it('uniqueItems over 50,000 objects is checked in linear time, the API answering meanwhile', async () => {
+  it('uniqueItems over 20,000 objects is checked in linear time, the API answering meanwhile', async () => {
     const workflowId = await createWorkflow(
       a,
       withSchema({ type: 'object', properties: { list: { type: 'array', uniqueItems: true } } }),
     );
-    const list = Array.from({ length: 50_000 }, (_, i) => ({ id: i }));
+    // All distinct: a pairwise check compares 200 million pairs before it can say so.
+    const list = Array.from({ length: 20_000 }, (_, i) => ({ id: i }));
     const started = performance.now();
     const { result, slowestMs } = await whileProbingHealth(
       service.url,
-      a.post(`/v1/workflows/${workflowId}/trigger`, { list: [...list, { id: 7 }] }).then((r) => r),
+      a.post(`/v1/workflows/${workflowId}/trigger`, { list }).then((r) => r),
     );
-    expectError(result, 400, 'invalid_input');
-    expect(result.body.error.details[0].message).to.match(/duplicate items \(items ## 7 and 50000/);
+    expect(result.status, JSON.stringify(result.body)).to.equal(202);
     expect(performance.now() - started, 'the trigger (ms)').to.be.below(5000);
     expect(slowestMs, 'slowest /healthz answer (ms)').to.be.below(500);
+    const duplicate = await a.post(`/v1/workflows/${workflowId}/trigger`, { list: [...list, { id: 7 }] });
+    expectError(duplicate, 400, 'invalid_input');
+    expect(duplicate.body.error.details[0].message).to.match(/duplicate items \(items ## 7 and 20000/);
   });
 
   it('a schema whose references branch exponentially is cut off at the time limit, off the event loop', async () => {
@@ -125,7 +128,7 @@ describe('JSON Schemas of hostile workspaces @security', function () {
       a.post(`/v1/workflows/${workflowId}/trigger`, { n: 1 }).then((r) => r),
     );
     expectError(result, 400, 'invalid_input');
-    expect(result.body.error.details[0].message).to.match(/took longer than 1000 ms/);
+    expect(result.body.error.details[0].message).to.match(/took longer than 5000 ms/);
     expect(slowestMs, 'slowest /healthz answer (ms)').to.be.below(500);
   });
 
@@ -142,7 +145,7 @@ describe('JSON Schemas of hostile workspaces @security', function () {
               type: 'object',
               required: [`field_${n}`],
               properties: Object.fromEntries(
-                Array.from({ length: 20 }, (_, k) => [
+                Array.from({ length: 100 }, (_, k) => [
                   `field_${n}_${k}`,
                   { type: 'string', maxLength: n + k },
                 ]),
@@ -159,10 +162,12 @@ describe('JSON Schemas of hostile workspaces @security', function () {
         );
       }
     };
-    await saveAndUse(0, 500);
+    // More than every cache holds (256 validators), so the process is at its plateau.
+    await saveAndUse(0, 300);
     const before = heapAfterGc();
-    await saveAndUse(500, 1000);
+    await saveAndUse(300, 1000);
     const growth = heapAfterGc() - before;
-    expect(growth, 'heap growth (MB) over 1,000 more distinct schemas').to.be.below(40);
+    // One shared compiler keeps every schema: some 90 MB for these 1,000.
+    expect(growth, 'heap growth (MB) over 1,000 more distinct schemas').to.be.below(30);
   });
 });

@@ -7,7 +7,7 @@ import { AppError } from '../../src/errors';
 import { parseDefinition as parse } from '../../src/definitions/validate';
 import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
 
-const compute = new ComputePool({ threads: 1, timeLimitMs: 1000 });
+const compute = new ComputePool({ threads: 1 });
 after(() => compute.close());
 const schemas = new SchemaValidator(compute);
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -1,0 +1,73 @@
+/** The compute threads (src/compute/): a time limit that kills, turns taken per workspace, bounded caches. */
+import { expect } from 'chai';
+import { CompiledSchemas } from '../../core/definitions/input-schema';
+import { FairQueue } from '../../src/compute/fair-queue';
+import { ComputeLimitError, ComputePool } from '../../src/compute/pool';
+
+describe('compute threads', () => {
+  it('serves the lines of several keys in turn, each in its order', async () => {
+    const queue = new FairQueue(1);
+    const order: string[] = [];
+    const job = (name: string) => () => {
+      order.push(name);
+      return Promise.resolve();
+    };
+    await Promise.all([
+      queue.run('a', job('a1')),
+      queue.run('a', job('a2')),
+      queue.run('a', job('a3')),
+      queue.run('b', job('b1')),
+      queue.run('c', job('c1')),
+      queue.run('b', job('b2')),
+    ]);
+    // a1 starts at once; then the lines take turns in the order they formed: a, b, c.
+    expect(order).to.deep.equal(['a1', 'a2', 'b1', 'c1', 'a3', 'b2']);
+  });
+
+  describe('the pool', () => {
+    const pool = new ComputePool({ threads: 1, timeLimitsMs: { evaluate: 300 } });
+    after(() => pool.close());
+
+    const evaluate = (expression: string) =>
+      pool.run('ws', {
+        kind: 'evaluate',
+        expression,
+        context: {},
+        limits: {
+          maxSteps: 1e9,
+          maxDepth: 1000,
+          maxSequence: 1e6,
+          maxValueSize: 1e7,
+          maxWork: 1e12,
+          maxActiveMs: 60_000,
+        },
+        used: { steps: 0, work: 0 },
+      });
+
+    it('evaluates an expression on a thread', async () => {
+      expect((await evaluate('1 + 1')).value).to.equal(2);
+    });
+
+    it('kills a task past its time limit, and runs the next on a new thread', async () => {
+      const error = await evaluate('($f := function($x){ $f($x + 1) }; $f(0))').catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(ComputeLimitError);
+      expect((error as ComputeLimitError).limit).to.equal('time');
+      expect((await evaluate('"still here"')).value).to.equal('still here');
+    });
+  });
+
+  it('keeps compiled schemas within their bounds, whatever their number', () => {
+    const cache = new CompiledSchemas({ maxEntries: 50, maxBytes: 400_000 });
+    for (let n = 0; n < 1000; n++) {
+      const schema = {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 5 }, (_, k) => [`f_${n}_${k}`, { type: 'string' }]),
+        ),
+      };
+      cache.get(`ws-${n % 7}`, schema);
+      expect(cache.size).to.be.at.most(50);
+      expect(cache.bytes).to.be.at.most(400_000);
+    }
+  });
+});
