@@ -17,7 +17,14 @@ export const errorBodySchema = z
         .string()
         .meta({ description: 'The X-Request-Id of the response.', example: 'req_8Jq2mZ0cXv4LwT1aBn7R' }),
       details: z.array(
-        z.object({ path: z.string().meta({ description: 'JSON pointer' }), message: z.string() }),
+        z.object({
+          path: z.string().meta({ description: 'JSON pointer' }),
+          message: z.string(),
+          limit: z.string().optional().meta({
+            description: 'On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...).',
+          }),
+          max: z.number().int().optional().meta({ description: 'On a 409 limit_exceeded: its maximum.' }),
+        }),
       ),
     }),
   })

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
+import { createWithinLimit } from '../store/workspace-limits';
+import { countLimit } from '../workspaces/limits';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { pageExample, timestamp } from './schemas';
@@ -24,7 +26,9 @@ export function secretRoutes(): AnyRoute[] {
       operationId: 'putSecret',
       summary: 'Create or replace a secret',
       description:
-        'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API.',
+        'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API. ' +
+        'A new name past the workspace\'s `secrets` limit is 409 limit_exceeded (GET /v1/workspace); replacing ' +
+        'the value of an existing secret is always allowed.',
       tag: 'Secrets',
       auth: 'write',
       params: nameParams,
@@ -36,7 +40,7 @@ export function secretRoutes(): AnyRoute[] {
       bodyRequired: true,
       responses: { 204: { description: 'Stored' } },
       // An invalid name answers 404 not_found (like an unknown one), as the handler says.
-      errors: [404],
+      errors: [404, 409],
       handler: async ({ services, auth, params, body }) => {
         if (!SECRET_NAME_PATTERN.test(params.name)) {
           throw notFound(
@@ -44,7 +48,13 @@ export function secretRoutes(): AnyRoute[] {
             `'${params.name}' is not a valid secret name (letters, digits and "_", not starting with a digit).`,
           );
         }
-        await putSecret(services.db, services.cipher, auth.workspaceId, params.name, body.value);
+        // Replacing a secret is always allowed; only a new name counts against the workspace's limit.
+        await createWithinLimit(
+          services.db,
+          await countLimit(services, auth.workspaceId, 'secrets'),
+          (tx) => putSecret(tx, services.cipher, auth.workspaceId, params.name, body.value),
+          (outcome) => outcome === 'created',
+        );
         return { status: 204 };
       },
     }),
