@@ -168,6 +168,7 @@ export async function startRuntime({
         cipher,
         allowPrivateDestinations: config.allowPrivateDestinations,
         ai: config.ai,
+        aiTokensPerDay: config.workspaceLimits.ai_tokens_per_day,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: config.deliveryLogRetentionDays,
         executionRetentionDays: config.temporal.retentionDays,

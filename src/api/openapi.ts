@@ -233,6 +233,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       },
       { name: 'Secrets', description: 'Encrypted values that connector and AI steps use by name.' },
       { name: 'API keys', description: "The workspace's keys and their scopes." },
+      { name: 'Workspace', description: "The caller's workspace: its limits and what it uses of them." },
       { name: 'Health', description: 'Liveness, readiness and this document.' },
     ],
     security: [{ bearerAuth: [] }],

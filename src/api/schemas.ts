@@ -21,7 +21,8 @@ export const errorBodySchema = z
           path: z.string().meta({ description: 'JSON pointer' }),
           message: z.string(),
           limit: z.string().optional().meta({
-            description: 'On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...).',
+            description:
+              'On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...).',
           }),
           max: z.number().int().optional().meta({ description: 'On a 409 limit_exceeded: its maximum.' }),
         }),

@@ -7,7 +7,7 @@ import { notFound } from '../errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
 import { createWithinLimit } from '../store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { isString, keysetPage } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { pageExample, timestamp } from './schemas';
 
@@ -27,7 +27,7 @@ export function secretRoutes(): AnyRoute[] {
       summary: 'Create or replace a secret',
       description:
         'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API. ' +
-        'A new name past the workspace\'s `secrets` limit is 409 limit_exceeded (GET /v1/workspace); replacing ' +
+        "A new name past the workspace's `secrets` limit is 409 limit_exceeded (GET /v1/workspace); replacing " +
         'the value of an existing secret is always allowed.',
       tag: 'Secrets',
       auth: 'write',
@@ -79,25 +79,21 @@ export function secretRoutes(): AnyRoute[] {
       },
       errors: [400],
       handler: async ({ services, auth, query }) => {
-        const scope = ['secrets', auth.workspaceId];
-        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listSecrets(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(after ? { after } : {}),
-        });
         return {
           status: 200,
-          body: pageOf(
-            rows,
-            query.limit,
-            (row) => row.name,
-            scope,
-            (row) => ({
+          body: await keysetPage({
+            query,
+            scope: ['secrets', auth.workspaceId],
+            isPosition: isString,
+            fetch: (limit, after) =>
+              listSecrets(services.db, auth.workspaceId, { limit, ...(after ? { after } : {}) }),
+            positionOf: (row) => row.name,
+            toView: (row) => ({
               name: row.name,
               created_at: row.created_at.toISOString(),
               updated_at: row.updated_at.toISOString(),
             }),
-          ),
+          }),
         };
       },
     }),

@@ -24,7 +24,7 @@ import {
 } from '../store/workflows';
 import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { decodeCursor, isString, keysetPage, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import {
   acceptedExample,
@@ -331,22 +331,22 @@ export function workflowRoutes(): AnyRoute[] {
       },
       errors: [400, 404],
       handler: async ({ services, auth, params, query }) => {
-        if (!(await workflowExists(services.db, auth.workspaceId, params.id))) throw workflowNotFound(params.id);
-        const scope = ['workflow-versions', auth.workspaceId, params.id];
-        const before = query.cursor ? decodeCursor(query.cursor, scope, isVersion) : undefined;
-        const rows = await listWorkflowVersions(services.db, auth.workspaceId, params.id, {
-          limit: query.limit + 1,
-          ...(before !== undefined ? { before } : {}),
-        });
+        if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
         return {
           status: 200,
-          body: pageOf(
-            rows,
-            query.limit,
-            (row) => row.version,
-            scope,
-            (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
-          ),
+          body: await keysetPage({
+            query,
+            scope: ['workflow-versions', auth.workspaceId, params.id],
+            isPosition: isVersion,
+            fetch: (limit, before) =>
+              listWorkflowVersions(services.db, auth.workspaceId, params.id, {
+                limit,
+                ...(before !== undefined ? { before } : {}),
+              }),
+            positionOf: (row) => row.version,
+            toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
+          }),
         };
       },
     }),

@@ -126,7 +126,11 @@ export async function getWorkflowVersion(
   return row;
 }
 
-export async function workflowExists(db: Queryable, workspaceId: string, workflowId: string): Promise<boolean> {
+export async function workflowExists(
+  db: Queryable,
+  workspaceId: string,
+  workflowId: string,
+): Promise<boolean> {
   const rows = await db.query('select 1 from workflows where workspace_id = $1 and id = $2', [
     workspaceId,
     workflowId,

@@ -49,43 +49,48 @@ export async function effectiveLimits(
   ) as WorkspaceLimits;
 }
 
-/** One limit in effect for a workspace. */
+/** One limit in effect for a workspace: its override, else `defaultValue`. */
 export async function effectiveLimit(
   db: Queryable,
   workspaceId: string,
   name: LimitName,
-  defaults: WorkspaceLimits,
+  defaultValue: LimitValue,
 ): Promise<LimitValue> {
   const [row] = await db.query<{ maximum: string | number | null }>(
     'select maximum from workspace_limits where workspace_id = $1 and name = $2',
     [workspaceId, name],
   );
-  if (!row) return defaults[name];
+  if (!row) return defaultValue;
   return row.maximum === null ? null : Number(row.maximum);
 }
 
-/** Applies an operator's changes: a maximum or null (unlimited) is stored; 'default' removes the override. */
+/**
+ * Applies an operator's changes in one statement (all or nothing): a maximum or null (unlimited) is stored;
+ * 'default' removes the override.
+ */
 export async function setLimitOverrides(
-  db: Database,
+  db: Queryable,
   workspaceId: string,
   changes: ReadonlyMap<LimitName, LimitSetting>,
 ): Promise<void> {
-  await db.transaction(async (tx) => {
-    for (const [name, setting] of changes) {
-      if (setting === 'default') {
-        await tx.query('delete from workspace_limits where workspace_id = $1 and name = $2', [
-          workspaceId,
-          name,
-        ]);
-      } else {
-        await tx.query(
-          `insert into workspace_limits (workspace_id, name, maximum) values ($1, $2, $3)
-           on conflict (workspace_id, name) do update set maximum = excluded.maximum, updated_at = now()`,
-          [workspaceId, name, setting],
-        );
-      }
-    }
-  });
+  const entries = [...changes];
+  await db.query(
+    `with changes as (
+       select * from unnest($2::text[], $3::bigint[], $4::boolean[]) as c (name, maximum, reset)
+     ), removed as (
+       delete from workspace_limits l using changes c
+        where l.workspace_id = $1 and l.name = c.name and c.reset
+     )
+     insert into workspace_limits (workspace_id, name, maximum)
+     select $1, name, maximum from changes where not reset
+     on conflict (workspace_id, name) do update set maximum = excluded.maximum, updated_at = now()`,
+    [
+      workspaceId,
+      entries.map(([name]) => name),
+      entries.map(([, setting]) => (setting === 'default' ? null : setting)),
+      entries.map(([, setting]) => setting === 'default'),
+    ],
+  );
 }
 
 /** How each counted limit counts: what exists in the workspace (API keys: the active ones). */
@@ -97,7 +102,10 @@ const COUNT_SQL: Record<CountedLimit, string> = {
 };
 
 /** The counts of a workspace's objects that count limits bound, in one statement. */
-export async function countedUsage(db: Queryable, workspaceId: string): Promise<Record<CountedLimit, number>> {
+export async function countedUsage(
+  db: Queryable,
+  workspaceId: string,
+): Promise<Record<CountedLimit, number>> {
   const [row] = await db.query<Record<CountedLimit, number>>(
     `select (${COUNT_SQL.workflows}) as workflows, (${COUNT_SQL.secrets}) as secrets,
             (${COUNT_SQL.webhook_endpoints}) as webhook_endpoints, (${COUNT_SQL.api_keys}) as api_keys`,

@@ -10,7 +10,7 @@ import type { Definition } from '../../core/definitions/schema';
 import type { CountedLimit, LimitName, LimitValue } from '../../core/workspace-limits';
 
 export function limitOf(services: Services, workspaceId: string, name: LimitName): Promise<LimitValue> {
-  return effectiveLimit(services.db, workspaceId, name, services.config.workspaceLimits);
+  return effectiveLimit(services.db, workspaceId, name, services.config.workspaceLimits[name]);
 }
 
 /** A count limit of the workspace, to create within (store/workspace-limits.ts createWithinLimit). */

@@ -7,7 +7,9 @@ import type { CachedReads } from '../../src/store/cached-reads';
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
+import type { LimitValue } from '../../core/workspace-limits';
 import { createAiActivity, type AiProviderConfig } from './ai';
+import { createAiBudget } from './ai-budget';
 import { createEventActivities } from './events';
 import { createHousekeepingActivities } from './housekeeping';
 import { createHttpConnector } from './http-connector';
@@ -26,6 +28,8 @@ export interface ActivityDeps {
   /** Cap on a connector (or AI provider) response body. */
   maxResponseBytes?: number;
   ai: AiProviderConfig;
+  /** AI tokens a workspace may use per UTC day unless set for it (WORKSPACE_MAX_AI_TOKENS_PER_DAY); null or absent: unlimited. */
+  aiTokensPerDay?: LimitValue;
   /** Starts delivery workflows and waits on executions (events). */
   client: Client;
   /** Webhook retry delays in ms after the first attempt. */
@@ -50,7 +54,12 @@ export function createActivities(deps: ActivityDeps) {
     maxResponseBytes,
     resolveSecrets,
   });
-  const ai = createAiActivity({ provider: deps.ai, resolveSecrets, maxResponseBytes });
+  const ai = createAiActivity({
+    provider: deps.ai,
+    resolveSecrets,
+    maxResponseBytes,
+    budget: createAiBudget(deps.db, deps.aiTokensPerDay ?? null),
+  });
   return {
     // Every step runs here first, as a local activity (see steps.ts).
     run_steps: createStepRunner({
