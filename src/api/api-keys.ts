@@ -6,7 +6,7 @@ import { createWithinLimit } from '../store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { pageExample, timestamp } from './schemas';
+import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const apiKeyExample = {
   id: 'key_3vN8pQ2rT6yW1zX4cB7m',
@@ -95,6 +95,7 @@ export function apiKeyRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      errorExamples: { 409: limitExceededExample('api_keys', 100) },
       handler: async ({ services, auth, body }) => {
         const { record, key } = await createWithinLimit(
           services.db,

@@ -9,7 +9,7 @@ import { createWithinLimit } from '../store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
 import { isString, keysetPage } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { pageExample, timestamp } from './schemas';
+import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const nameParams = z.object({ name: z.string() });
 const secretSchema = z
@@ -41,6 +41,7 @@ export function secretRoutes(): AnyRoute[] {
       responses: { 204: { description: 'Stored' } },
       // An invalid name answers 404 not_found (like an unknown one), as the handler says.
       errors: [404, 409],
+      errorExamples: { 409: limitExceededExample('secrets', 500) },
       handler: async ({ services, auth, params, body }) => {
         if (!SECRET_NAME_PATTERN.test(params.name)) {
           throw notFound(

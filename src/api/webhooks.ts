@@ -25,7 +25,7 @@ import { countLimit } from '../workspaces/limits';
 import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { EXAMPLE_EXECUTION_ID, pageExample, timestamp } from './schemas';
+import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -202,6 +202,7 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 409],
+      errorExamples: { 409: limitExceededExample('webhook_endpoints', 50) },
       handler: async ({ services, auth, body }) => {
         try {
           await checkDestination(body.url, { allowPrivate: services.config.allowPrivateDestinations });

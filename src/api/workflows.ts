@@ -130,6 +130,13 @@ const versionParam = z.coerce
   .max(2_147_483_647)
   .optional();
 
+const workflowTaken = (id: string) =>
+  new AppError(
+    409,
+    'workflow_exists',
+    `A workflow '${id}' already exists in this workspace; PUT /v1/workflows/${id} saves a new version.`,
+  );
+
 const workflowNotFound = (id: string) =>
   notFound('workflow_not_found', `No workflow '${id}' in this workspace.`);
 
@@ -258,6 +265,9 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      errorExamples: {
+        409: { code: 'workflow_exists', message: workflowTaken(DEFINITION_EXAMPLE.id).message },
+      },
       handler: async ({ services, auth, body }) => {
         const definition = parseDefinition(body);
         await checkStepsLimit(services, auth.workspaceId, definition);
@@ -269,13 +279,7 @@ export function workflowRoutes(): AnyRoute[] {
           maxWorkflows,
           (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
-        if (!saved) {
-          throw new AppError(
-            409,
-            'workflow_exists',
-            `A workflow '${definition.id}' already exists in this workspace; PUT /v1/workflows/${definition.id} saves a new version.`,
-          );
-        }
+        if (!saved) throw workflowTaken(definition.id);
         return {
           status: 201,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },

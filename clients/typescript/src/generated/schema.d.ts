@@ -2022,10 +2022,17 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "execution_not_failed",
-           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 100 active API keys; delete one first, or ask the operator to raise the limit 'api_keys'.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 100 active API keys",
+           *             "limit": "api_keys",
+           *             "max": 100
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -2932,8 +2939,8 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "execution_not_failed",
-           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "code": "workflow_exists",
+           *         "message": "A workflow 'customer-onboarding' already exists in this workspace; PUT /v1/workflows/customer-onboarding saves a new version.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
            *       }
@@ -7112,10 +7119,17 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "execution_not_failed",
-           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 500 secrets; delete one first, or ask the operator to raise the limit 'secrets'.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 500 secrets",
+           *             "limit": "secrets",
+           *             "max": 500
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -8112,10 +8126,17 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "execution_not_failed",
-           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 50 webhook endpoints; delete one first, or ask the operator to raise the limit 'webhook_endpoints'.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 50 webhook endpoints",
+           *             "limit": "webhook_endpoints",
+           *             "max": 50
+           *           }
+           *         ]
            *       }
            *     }
            */
