@@ -31,7 +31,9 @@ const workspaceSchema = z
         open_executions: maximum(
           'Executions running or waiting at once; once flow control lands, the rest queue (nothing is refused).',
         ),
-        steps_per_definition: maximum('Steps in one definition at most (400 invalid_definition past it).'),
+        steps_per_definition: maximum(
+          'The most steps one definition may hold; more is 400 invalid_definition.',
+        ),
         ai_tokens_per_day: maximum(
           "AI tokens the workspace's ai steps may use per UTC day; at it, ai steps fail with ai_budget_exceeded.",
         ),

@@ -1347,7 +1347,7 @@ export interface components {
         api_keys: number | null;
         /** @description Executions running or waiting at once; once flow control lands, the rest queue (nothing is refused). null: unlimited. */
         open_executions: number | null;
-        /** @description Steps in one definition at most (400 invalid_definition past it). null: unlimited. */
+        /** @description The most steps one definition may hold; more is 400 invalid_definition. null: unlimited. */
         steps_per_definition: number | null;
         /** @description AI tokens the workspace's ai steps may use per UTC day; at it, ai steps fail with ai_budget_exceeded. null: unlimited. */
         ai_tokens_per_day: number | null;
