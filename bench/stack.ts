@@ -85,6 +85,8 @@ export async function startBenchStack(): Promise<BenchStack> {
       // The benchmark measures the service, not its per-key limiter.
       RATE_LIMIT_PER_SECOND: '1000000',
       RATE_LIMIT_BURST: '1000000',
+      WORKSPACE_RATE_LIMIT_PER_SECOND: '1000000',
+      WORKSPACE_RATE_LIMIT_BURST: '1000000',
       // Connector steps of the multi-step scenarios call a receiver on 127.0.0.1.
       ALLOW_PRIVATE_DESTINATIONS: 'true',
       LOG_LEVEL: logLevel,

@@ -3,4 +3,7 @@ export interface ErrorDetail {
   /** JSON pointer into the offending document, e.g. "/steps/1/request/url"; "" for the document itself. */
   path: string;
   message: string;
+  /** A 409 limit_exceeded: the workspace limit that was reached, and its maximum. */
+  limit?: string;
+  max?: number;
 }

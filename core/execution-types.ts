@@ -212,6 +212,7 @@ export const STEP_ERROR_CODES = {
   aiNotConfigured: 'ai_not_configured',
   aiProvider: 'ai_provider_error',
   aiInvalidOutput: 'ai_invalid_output',
+  aiBudgetExceeded: 'ai_budget_exceeded',
   approvalRejected: 'approval_rejected',
   approvalTimedOut: 'approval_timed_out',
   stepNotWaiting: 'step_not_waiting',

@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
 import { webhookRoutes } from './api/webhooks';
+import { workspaceRoutes } from './api/workspace';
 import { consoleSessionRoutes } from './console/session-routes';
 import { serveConsole } from './console/static';
 import { workflowRoutes } from './api/workflows';
@@ -20,7 +21,7 @@ import { registerApiReference } from './http/api-reference';
 import { Authenticator } from './http/auth';
 import { codecRoutes } from './http/codec-server';
 import { errorHandler } from './http/error-handler';
-import { createRateLimiter, enforceRateLimit } from './http/rate-limit';
+import { createRateLimiter, enforceRateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
 import { metrics, refusalReason } from './observability/metrics';
@@ -38,6 +39,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...secretRoutes(),
     ...webhookRoutes(),
     ...hookRoutes(),
+    ...workspaceRoutes(),
   ];
 }
 
@@ -61,9 +63,20 @@ export function createApp(services: Services): Koa {
     logger: services.logger,
   });
 
+  const workspaceLimiter = createRateLimiter({
+    ...services.config.workspaceRateLimit,
+    name: 'workspace',
+    db: services.db,
+    logger: services.logger,
+  });
+
   registerRoutes(router, apiRoutes(openApiDocument), services, {
     authenticate: (ctx, scope) => authenticator.authenticate(ctx, scope),
-    rateLimit: (ctx, auth) => enforceRateLimit(ctx, limiter, auth.keyId, 'this API key'),
+    rateLimit: (ctx, auth) =>
+      enforceRateLimits(ctx, [
+        { limiter, key: auth.keyId, what: 'this API key' },
+        { limiter: workspaceLimiter, key: auth.workspaceId, what: 'this workspace' },
+      ]),
   });
   registerApiReference(router, projectVersion);
   consoleSessionRoutes(router, services);

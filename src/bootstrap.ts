@@ -37,7 +37,7 @@ export async function bootstrap(db: Database, options: BootstrapOptions, logger:
   if (
     firstStart &&
     options.seedDemo &&
-    (await createWorkflow(db, DEFAULT_WORKSPACE_ID, CUSTOMER_ONBOARDING, async () => undefined))
+    (await createWorkflow(db, DEFAULT_WORKSPACE_ID, CUSTOMER_ONBOARDING, null, async () => undefined))
   ) {
     logger.info({ workflow: CUSTOMER_ONBOARDING.id }, 'Seeded the demo workflow');
   }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './temporal/encryption-codec';
 import { MAX_STEP_TIMEOUT_MS } from '../core/definitions/schema';
+import type { WorkspaceLimits } from '../core/workspace-limits';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -13,6 +14,15 @@ const booleanFromEnv = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+
+/** A workspace limit's default: a whole number (0 allows none), or `unlimited` (null). */
+const workspaceLimit = (defaultValue: number | 'unlimited') =>
+  z
+    .union([z.literal('unlimited'), z.coerce.number().int().min(0)], {
+      error: 'must be a whole number (0 or more) or "unlimited"',
+    })
+    .default(defaultValue)
+    .transform((value) => (value === 'unlimited' ? null : value));
 
 const retrySchedule = (defaultSeconds: number[]) =>
   z
@@ -66,6 +76,16 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
   RATE_LIMIT_BURST: positiveInt.default(100),
+  WORKSPACE_RATE_LIMIT_PER_SECOND: positiveInt.default(200),
+  WORKSPACE_RATE_LIMIT_BURST: positiveInt.default(400),
+  WORKSPACE_MAX_WORKFLOWS: workspaceLimit(1000),
+  WORKSPACE_MAX_SECRETS: workspaceLimit(500),
+  WORKSPACE_MAX_WEBHOOK_ENDPOINTS: workspaceLimit(50),
+  WORKSPACE_MAX_API_KEYS: workspaceLimit(100),
+  WORKSPACE_MAX_OPEN_EXECUTIONS: workspaceLimit(1000),
+  WORKSPACE_MAX_STEPS_PER_DEFINITION: workspaceLimit(200),
+  WORKSPACE_MAX_AI_TOKENS_PER_DAY: workspaceLimit('unlimited'),
+  WORKSPACE_MAX_CONSOLE_SESSIONS: positiveInt.default(100),
   SEED_DEMO: booleanFromEnv.default(true),
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10_000),
   REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
@@ -140,7 +160,17 @@ export interface Config {
    */
   metrics: { enabled: boolean; port: number | undefined; token: string | undefined };
   bodyLimitBytes: number;
+  /** Token bucket per API key (RATE_LIMIT_*). */
   rateLimit: { perSecond: number; burst: number };
+  /** Token bucket per workspace, taken beside the key's, so more keys do not mean more requests. */
+  workspaceRateLimit: { perSecond: number; burst: number };
+  /**
+   * Every workspace's limits unless an operator changed them for it (docs/operations.md#workspace-limits);
+   * null: unlimited.
+   */
+  workspaceLimits: WorkspaceLimits;
+  /** Console sessions a workspace keeps at most; a new sign-in past it ends the oldest. */
+  maxConsoleSessionsPerWorkspace: number;
   seedDemo: boolean;
   shutdownTimeoutMs: number;
   /** How long a client may take to send a whole request (headers and body). */
@@ -247,6 +277,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
+    workspaceRateLimit: { perSecond: e.WORKSPACE_RATE_LIMIT_PER_SECOND, burst: e.WORKSPACE_RATE_LIMIT_BURST },
+    workspaceLimits: {
+      workflows: e.WORKSPACE_MAX_WORKFLOWS,
+      secrets: e.WORKSPACE_MAX_SECRETS,
+      webhook_endpoints: e.WORKSPACE_MAX_WEBHOOK_ENDPOINTS,
+      api_keys: e.WORKSPACE_MAX_API_KEYS,
+      open_executions: e.WORKSPACE_MAX_OPEN_EXECUTIONS,
+      steps_per_definition: e.WORKSPACE_MAX_STEPS_PER_DEFINITION,
+      ai_tokens_per_day: e.WORKSPACE_MAX_AI_TOKENS_PER_DAY,
+    },
+    maxConsoleSessionsPerWorkspace: e.WORKSPACE_MAX_CONSOLE_SESSIONS,
     seedDemo: e.SEED_DEMO,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,

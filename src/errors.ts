@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'step_not_waiting',
   'workflow_exists',
   'no_webhook_trigger',
+  'limit_exceeded',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
@@ -78,6 +79,19 @@ export function notFound(
   message: string,
 ): AppError {
   return new AppError(404, code, message);
+}
+
+/**
+ * 409 `limit_exceeded`: creating one more of `limit` would pass the workspace's maximum
+ * (docs/operations.md#workspace-limits). The detail names the limit and its maximum for programs.
+ */
+export function limitExceeded(limit: string, max: number, what: string): AppError {
+  return new AppError(
+    409,
+    'limit_exceeded',
+    `This workspace has its maximum of ${max} ${what}; delete one first, or ask the operator to raise the limit '${limit}'.`,
+    { details: [{ path: '', message: `at most ${max} ${what}`, limit, max }] },
+  );
 }
 
 export function databaseUnavailable(cause: unknown): AppError {

@@ -177,6 +177,7 @@ export async function startRuntime({
         maxResponseBytes: config.connector.maxResponseBytes,
         bodyIdleTimeoutMs: config.connector.bodyIdleTimeoutMs,
         ai: config.ai,
+        aiTokensPerDay: config.workspaceLimits.ai_tokens_per_day,
         webhookRetryScheduleMs: config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: config.deliveryLogRetentionDays,
         executionRetentionDays: config.temporal.retentionDays,

@@ -59,6 +59,8 @@ export async function startServiceProcess(options: ServiceOptions): Promise<Serv
     BOOTSTRAP_API_KEY: apiKey,
     RATE_LIMIT_PER_SECOND: '1000000',
     RATE_LIMIT_BURST: '1000000',
+    WORKSPACE_RATE_LIMIT_PER_SECOND: '1000000',
+    WORKSPACE_RATE_LIMIT_BURST: '1000000',
     ALLOW_PRIVATE_DESTINATIONS: 'true',
     SEED_DEMO: 'false',
     LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',

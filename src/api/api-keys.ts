@@ -2,9 +2,11 @@
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type ApiKeyRecord } from '../store/api-keys';
+import { createWithinLimit } from '../store/workspace-limits';
+import { countLimit } from '../workspaces/limits';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { pageExample, timestamp } from './schemas';
+import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const apiKeyExample = {
   id: 'key_3vN8pQ2rT6yW1zX4cB7m',
@@ -72,6 +74,9 @@ export function apiKeyRoutes(): AnyRoute[] {
       path: '/v1/api-keys',
       operationId: 'createApiKey',
       summary: 'Create an API key (shown once)',
+      description:
+        "A key past the workspace's `api_keys` limit (active keys: revoked ones do not count) is 409 " +
+        'limit_exceeded (GET /v1/workspace).',
       tag: 'API keys',
       auth: 'admin',
       body: createBody,
@@ -89,13 +94,19 @@ export function apiKeyRoutes(): AnyRoute[] {
           links: { revokeApiKey: { operationId: 'revokeApiKey', parameters: { id: '$response.body#/id' } } },
         },
       },
-      errors: [],
+      errors: [409],
+      errorExamples: { 409: limitExceededExample('api_keys', 100) },
       handler: async ({ services, auth, body }) => {
-        const { record, key } = await createApiKey(services.db, {
-          workspaceId: auth.workspaceId,
-          name: body.name,
-          scopes: [...new Set(body.scopes)],
-        });
+        const { record, key } = await createWithinLimit(
+          services.db,
+          await countLimit(services, auth.workspaceId, 'api_keys'),
+          (tx) =>
+            createApiKey(tx, {
+              workspaceId: auth.workspaceId,
+              name: body.name,
+              scopes: [...new Set(body.scopes)],
+            }),
+        );
         return { status: 201, body: { ...toApiKeyView(record), key } };
       },
     }),

@@ -60,3 +60,21 @@ export function pageOf<Row, View>(
     next_cursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last), query) : null,
   };
 }
+
+/**
+ * One page of a keyset-paginated list: the cursor decoded into the position of the last row shown (checked
+ * against `scope`, the list and its filters), limit + 1 rows fetched after it, and the page built from them.
+ */
+export async function keysetPage<Row, Position, View>(page: {
+  query: { limit: number; cursor?: string | undefined };
+  scope: unknown;
+  isPosition: (value: unknown) => value is Position;
+  fetch: (limit: number, after: Position | undefined) => Promise<Row[]>;
+  positionOf: (row: Row) => Position;
+  toView: (row: Row) => View;
+}): Promise<{ data: View[]; next_cursor: string | null }> {
+  const { query, scope } = page;
+  const after = query.cursor ? decodeCursor(query.cursor, scope, page.isPosition) : undefined;
+  const rows = await page.fetch(query.limit + 1, after);
+  return pageOf(rows, query.limit, page.positionOf, scope, page.toView);
+}

@@ -66,9 +66,17 @@ const ERROR_EXAMPLES: Record<number, [ErrorCode, string]> = {
   503: ['temporal_unavailable', 'Temporal is unavailable; the request did nothing. Retry shortly.'],
 };
 
-function errorExample(status: number) {
+function errorExample(status: number, route: AnyRoute) {
   const [code, message] = ERROR_EXAMPLES[status] ?? ['invalid_request', 'The request is invalid.'];
-  return { error: { code, message, request_id: 'req_8Jq2mZ0cXv4LwT1aBn7R', details: [] } };
+  const own = route.errorExamples?.[status];
+  return {
+    error: {
+      code: own?.code ?? code,
+      message: own?.message ?? message,
+      request_id: 'req_8Jq2mZ0cXv4LwT1aBn7R',
+      details: own?.details ?? [],
+    },
+  };
 }
 
 /** The body schema's `.meta({ example })`, repeated on the media type where tools look for it first. */
@@ -177,7 +185,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
           ...(status === 429 || status === 503 ? retryAfterHeader : {}),
           ...(route.auth !== 'none' && status !== 401 && status !== 431 ? rateLimitHeaders : {}),
         },
-        content: { 'application/json': { schema: errorBodySchema, example: errorExample(status) } },
+        content: { 'application/json': { schema: errorBodySchema, example: errorExample(status, route) } },
       };
     }
     const operation: ZodOpenApiOperationObject = {
@@ -233,6 +241,7 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       },
       { name: 'Secrets', description: 'Encrypted values that connector and AI steps use by name.' },
       { name: 'API keys', description: "The workspace's keys and their scopes." },
+      { name: 'Workspace', description: "The caller's workspace: its limits and what it uses of them." },
       { name: 'Health', description: 'Liveness, readiness and this document.' },
     ],
     security: [{ bearerAuth: [] }],

@@ -6,7 +6,7 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import type { AppError } from '../errors';
+import type { AppError, ErrorCode, ErrorDetail } from '../errors';
 import { invalidRequest, notFound } from '../errors';
 import type { AuthContext } from '../http/auth';
 import { readJsonBody, readRawBody } from '../http/body';
@@ -41,6 +41,13 @@ export interface ResponseLink {
   operationId: string;
   parameters: Record<string, string>;
   description?: string;
+}
+
+/** An error body's example: its code, message and details (the request id is the document's). */
+export interface ErrorExample {
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetail[];
 }
 
 export interface ResponseSpec {
@@ -87,6 +94,8 @@ export interface RouteDefinition<
   responses: Record<number, ResponseSpec>;
   /** Error statuses this endpoint can answer, documented with the error body. */
   errors: number[];
+  /** The example error body of a status, where this endpoint's differs from the usual one (openapi.ts). */
+  errorExamples?: Record<number, ErrorExample>;
   handler: (ctx: RouteContext<Infer<P>, Infer<Q>, Infer<B>>) => Promise<RouteResult>;
 }
 

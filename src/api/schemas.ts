@@ -1,8 +1,10 @@
 /** Response schemas shared by several endpoints (documented in the OpenAPI document). */
 import { z } from 'zod';
 import { EVENT_KINDS, type EventPayload } from '../../core/event-types';
-import { ERROR_CODES } from '../errors';
+import { ERROR_CODES, limitExceeded } from '../errors';
 import { EXECUTION_STATUSES, STEP_STATUSES } from '../executions/views';
+import { LIMIT_UNITS, type CountedLimit } from '../../core/workspace-limits';
+import type { ErrorExample } from './route';
 
 export const errorBodySchema = z
   .object({
@@ -17,7 +19,15 @@ export const errorBodySchema = z
         .string()
         .meta({ description: 'The X-Request-Id of the response.', example: 'req_8Jq2mZ0cXv4LwT1aBn7R' }),
       details: z.array(
-        z.object({ path: z.string().meta({ description: 'JSON pointer' }), message: z.string() }),
+        z.object({
+          path: z.string().meta({ description: 'JSON pointer' }),
+          message: z.string(),
+          limit: z.string().optional().meta({
+            description:
+              'On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...).',
+          }),
+          max: z.number().int().optional().meta({ description: 'On a 409 limit_exceeded: its maximum.' }),
+        }),
       ),
     }),
   })
@@ -209,4 +219,10 @@ export function eventPayloadExample(event: (typeof EVENT_KINDS)[number]): EventP
         ? { step: 'crm', code: 'http_error', message: 'POST https://crm.example/api/customers answered 422.' }
         : null,
   };
+}
+
+/** The example of a 409 limit_exceeded, for an endpoint that creates what `limit` counts (at its default). */
+export function limitExceededExample(limit: CountedLimit, max: number): ErrorExample {
+  const error = limitExceeded(limit, max, LIMIT_UNITS[limit]);
+  return { code: error.code, message: error.message, details: error.details };
 }

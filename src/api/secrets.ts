@@ -5,9 +5,11 @@
 import { z } from 'zod';
 import { notFound } from '../errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { createWithinLimit } from '../store/workspace-limits';
+import { countLimit } from '../workspaces/limits';
+import { isString, keysetPage } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { pageExample, timestamp } from './schemas';
+import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const nameParams = z.object({ name: z.string() });
 const secretSchema = z
@@ -24,7 +26,9 @@ export function secretRoutes(): AnyRoute[] {
       operationId: 'putSecret',
       summary: 'Create or replace a secret',
       description:
-        'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API.',
+        'Names: letters, digits and "_", not starting with a digit. The value is never returned by the API. ' +
+        "A new name past the workspace's `secrets` limit is 409 limit_exceeded (GET /v1/workspace); replacing " +
+        'the value of an existing secret is always allowed.',
       tag: 'Secrets',
       auth: 'write',
       params: nameParams,
@@ -36,7 +40,8 @@ export function secretRoutes(): AnyRoute[] {
       bodyRequired: true,
       responses: { 204: { description: 'Stored' } },
       // An invalid name answers 404 not_found (like an unknown one), as the handler says.
-      errors: [404],
+      errors: [404, 409],
+      errorExamples: { 409: limitExceededExample('secrets', 500) },
       handler: async ({ services, auth, params, body }) => {
         if (!SECRET_NAME_PATTERN.test(params.name)) {
           throw notFound(
@@ -44,7 +49,13 @@ export function secretRoutes(): AnyRoute[] {
             `'${params.name}' is not a valid secret name (letters, digits and "_", not starting with a digit).`,
           );
         }
-        await putSecret(services.db, services.cipher, auth.workspaceId, params.name, body.value);
+        // Replacing a secret is always allowed; only a new name counts against the workspace's limit.
+        await createWithinLimit(
+          services.db,
+          await countLimit(services, auth.workspaceId, 'secrets'),
+          (tx) => putSecret(tx, services.cipher, auth.workspaceId, params.name, body.value),
+          (outcome) => outcome === 'created',
+        );
         return { status: 204 };
       },
     }),
@@ -69,25 +80,21 @@ export function secretRoutes(): AnyRoute[] {
       },
       errors: [400],
       handler: async ({ services, auth, query }) => {
-        const scope = ['secrets', auth.workspaceId];
-        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listSecrets(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(after ? { after } : {}),
-        });
         return {
           status: 200,
-          body: pageOf(
-            rows,
-            query.limit,
-            (row) => row.name,
-            scope,
-            (row) => ({
+          body: await keysetPage({
+            query,
+            scope: ['secrets', auth.workspaceId],
+            isPosition: isString,
+            fetch: (limit, after) =>
+              listSecrets(services.db, auth.workspaceId, { limit, ...(after ? { after } : {}) }),
+            positionOf: (row) => row.name,
+            toView: (row) => ({
               name: row.name,
               created_at: row.created_at.toISOString(),
               updated_at: row.updated_at.toISOString(),
             }),
-          ),
+          }),
         };
       },
     }),

@@ -17,13 +17,15 @@ import {
   type DeliveryRecord,
   type EndpointRecord,
 } from '../store/webhooks';
+import { createWithinLimit } from '../store/workspace-limits';
 import { callTemporal } from '../temporal/errors';
 import { newEndpointSecret } from '../webhooks/signing';
 import { randomBase62 } from '../ids';
+import { countLimit } from '../workspaces/limits';
 import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { EXAMPLE_EXECUTION_ID, pageExample, timestamp } from './schemas';
+import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -178,7 +180,8 @@ export function webhookRoutes(): AnyRoute[] {
       summary: 'Register an endpoint for execution events',
       description:
         'The URL must be HTTPS and must not resolve to a private, loopback or link-local address (checked now and at every delivery). ' +
-        'Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the returned secret.',
+        'Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the returned secret. ' +
+        "An endpoint past the workspace's `webhook_endpoints` limit is 409 limit_exceeded (GET /v1/workspace).",
       tag: 'Webhooks',
       auth: 'write',
       body: createBody,
@@ -198,7 +201,8 @@ export function webhookRoutes(): AnyRoute[] {
           },
         },
       },
-      errors: [400],
+      errors: [400, 409],
+      errorExamples: { 409: limitExceededExample('webhook_endpoints', 50) },
       handler: async ({ services, auth, body }) => {
         try {
           await checkDestination(body.url, { allowPrivate: services.config.allowPrivateDestinations });
@@ -214,13 +218,18 @@ export function webhookRoutes(): AnyRoute[] {
           );
         }
         const secret = newEndpointSecret();
-        const record = await createEndpoint(services.db, services.cipher, {
-          workspaceId: auth.workspaceId,
-          url: body.url,
-          events: body.events,
-          description: body.description ?? null,
-          secret,
-        });
+        const record = await createWithinLimit(
+          services.db,
+          await countLimit(services, auth.workspaceId, 'webhook_endpoints'),
+          (tx) =>
+            createEndpoint(tx, services.cipher, {
+              workspaceId: auth.workspaceId,
+              url: body.url,
+              events: body.events,
+              description: body.description ?? null,
+              secret,
+            }),
+        );
         return { status: 201, body: { ...toEndpointView(record), secret } };
       },
     }),

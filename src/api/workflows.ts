@@ -18,11 +18,13 @@ import {
   listWorkflows,
   listWorkflowVersions,
   saveWorkflowVersion,
+  workflowExists,
   type WorkflowListing,
   type WorkflowVersionRecord,
 } from '../store/workflows';
 import type { Services } from '../services';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { checkStepsLimit, limitOf } from '../workspaces/limits';
+import { decodeCursor, isString, keysetPage, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import {
   acceptedExample,
@@ -47,6 +49,10 @@ const workflowListItemSchema = z
   })
   .meta({ id: 'WorkflowListItem' });
 
+const workflowVersionSchema = z
+  .object({ version: z.number().int(), created_at: timestamp.meta({ description: 'When it was saved.' }) })
+  .meta({ id: 'WorkflowVersion' });
+
 const workflowSchema = definitionSchema
   .extend({
     hook_secret: z.string().optional().meta({
@@ -58,7 +64,11 @@ const workflowSchema = definitionSchema
     updated_at: timestamp.meta({ description: 'When its latest version was saved.' }),
     version_created_at: timestamp.meta({ description: 'When this version was saved.' }),
     latest_version: z.number().int(),
-    versions: z.array(z.object({ version: z.number().int(), created_at: timestamp })),
+    versions: z.array(workflowVersionSchema).meta({
+      description:
+        'The 20 newest versions, oldest first (versions are numbered 1 to latest_version). ' +
+        'GET /v1/workflows/{id}/versions pages through all of them.',
+    }),
   })
   .meta({ id: 'Workflow' });
 
@@ -97,7 +107,8 @@ const DEFINITION_CHECKS =
   'earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; ' +
   "`input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule " +
   "trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, " +
-  'and its `cron` is an expression Temporal accepts.';
+  "its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's " +
+  '`steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps).';
 
 /** A PUT body: a definition whose id may be left out, since the URL names the workflow. */
 const definitionVersionSchema = definitionSchema
@@ -119,6 +130,13 @@ const versionParam = z.coerce
   .max(2_147_483_647)
   .optional();
 
+const workflowTaken = (id: string) =>
+  new AppError(
+    409,
+    'workflow_exists',
+    `A workflow '${id}' already exists in this workspace; PUT /v1/workflows/${id} saves a new version.`,
+  );
+
 const workflowNotFound = (id: string) =>
   notFound('workflow_not_found', `No workflow '${id}' in this workspace.`);
 
@@ -134,8 +152,15 @@ function toListItem(row: WorkflowListing) {
   };
 }
 
+/** How many versions a workflow's read lists; GET /v1/workflows/{id}/versions pages through all. */
+const VERSIONS_SHOWN = 20;
+
 async function toWorkflowView(services: Services, workspaceId: string, record: WorkflowVersionRecord) {
-  const versions = await listWorkflowVersions(services.db, workspaceId, record.workflow_id);
+  const newest = await listWorkflowVersions(services.db, workspaceId, record.workflow_id, {
+    limit: VERSIONS_SHOWN,
+  });
+  // Oldest first, as the list always was; only the newest are in it.
+  const versions = newest.reverse();
   return {
     ...record.definition,
     version: record.version,
@@ -170,6 +195,8 @@ function definitionForPut(
   }
   return parseDefinition(body, services.schemas, workspaceId);
 }
+
+const isVersion = (value: unknown): value is number => Number.isInteger(value) && (value as number) > 0;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -206,7 +233,9 @@ export function workflowRoutes(): AnyRoute[] {
       path: '/v1/workflows',
       operationId: 'createWorkflow',
       summary: 'Create a workflow (version 1)',
-      description: DEFINITION_CHECKS,
+      description:
+        `${DEFINITION_CHECKS} A workflow past the workspace's \`workflows\` limit is 409 limit_exceeded ` +
+        '(GET /v1/workspace); an id the workspace already has is 409 workflow_exists.',
       tag: 'Workflows',
       auth: 'write',
       body: definitionSchema,
@@ -241,18 +270,21 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      errorExamples: {
+        409: { code: 'workflow_exists', message: workflowTaken(DEFINITION_EXAMPLE.id).message },
+      },
       handler: async ({ services, auth, body }) => {
         const definition = await parseDefinition(body, services.schemas, auth.workspaceId);
-        const saved = await createWorkflow(services.db, auth.workspaceId, definition, (tx, record) =>
-          afterWorkflowSaved(services, tx, auth.workspaceId, record),
+        await checkStepsLimit(services, auth.workspaceId, definition);
+        const maxWorkflows = await limitOf(services, auth.workspaceId, 'workflows');
+        const saved = await createWorkflow(
+          services.db,
+          auth.workspaceId,
+          definition,
+          maxWorkflows,
+          (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
-        if (!saved) {
-          throw new AppError(
-            409,
-            'workflow_exists',
-            `A workflow '${definition.id}' already exists in this workspace; PUT /v1/workflows/${definition.id} saves a new version.`,
-          );
-        }
+        if (!saved) throw workflowTaken(definition.id);
         return {
           status: 201,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
@@ -291,6 +323,43 @@ export function workflowRoutes(): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'get',
+      path: '/v1/workflows/{id}/versions',
+      operationId: 'listWorkflowVersions',
+      summary: "List a workflow's versions, newest first",
+      tag: 'Workflows',
+      auth: 'read',
+      params: idParams,
+      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
+      responses: {
+        200: {
+          description: 'A page of versions, newest first',
+          schema: paginated(workflowVersionSchema, 'WorkflowVersionList'),
+          example: pageExample(workflowExample.versions[2]),
+        },
+      },
+      errors: [400, 404],
+      handler: async ({ services, auth, params, query }) => {
+        if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
+        return {
+          status: 200,
+          body: await keysetPage({
+            query,
+            scope: ['workflow-versions', auth.workspaceId, params.id],
+            isPosition: isVersion,
+            fetch: (limit, before) =>
+              listWorkflowVersions(services.db, auth.workspaceId, params.id, {
+                limit,
+                ...(before !== undefined ? { before } : {}),
+              }),
+            positionOf: (row) => row.version,
+            toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
+          }),
+        };
+      },
+    }),
+    defineRoute({
       method: 'put',
       path: '/v1/workflows/{id}',
       operationId: 'saveWorkflowVersion',
@@ -309,6 +378,7 @@ export function workflowRoutes(): AnyRoute[] {
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
         const definition = await definitionForPut(services, auth.workspaceId, params.id, body);
+        await checkStepsLimit(services, auth.workspaceId, definition);
         const saved = await saveWorkflowVersion(services.db, auth.workspaceId, definition, (tx, record) =>
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );

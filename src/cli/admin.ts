@@ -1,6 +1,7 @@
 /**
  * `npm run admin -- <command>`: operator commands that work without an API key — create workspaces and
- * keys (printed once), list workspaces, revoke keys. They reach the database directly: DATABASE_URL,
+ * keys (printed once), list workspaces, revoke keys, show and change a workspace's limits
+ * (docs/operations.md#workspace-limits). They reach the database directly: DATABASE_URL,
  * the running service's embedded database through its socket, or the embedded files when it is stopped.
  */
 import { parseArgs } from 'node:util';
@@ -10,8 +11,19 @@ import { createApiKey, revokeApiKey, SCOPES, type Scope } from '../store/api-key
 import { canServeSocket, lockHolder, PGLITE_SOCKET_PORT } from '../store/data-dir-lock';
 import { openDatabase, type Queryable } from '../store/db';
 import { migrate } from '../store/migrate';
-import { createWorkspace, getWorkspace, listWorkspaces } from '../store/workspaces';
+import { aiTokensToday } from '../store/ai-usage';
+import {
+  countedUsage,
+  readLimitOverrides,
+  setLimitOverrides,
+  type LimitSetting,
+} from '../store/workspace-limits';
+import { createWorkspace, getWorkspace, listWorkspaces, type Workspace } from '../store/workspaces';
 import { newWorkspaceId } from '../ids';
+import { LIMIT_NAMES, type LimitName } from '../../core/workspace-limits';
+
+/** The limits as command-line options: --webhook-endpoints sets webhook_endpoints. */
+const LIMIT_OPTIONS = LIMIT_NAMES.map((name) => `--${name.replaceAll('_', '-')}`);
 
 const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -21,6 +33,12 @@ Commands:
                                                  create an API key and print it (shown once)
   revoke-key --workspace <id> --id <key id>      revoke an API key
   list-workspaces                                list workspaces
+  show-limits --workspace <id>                   a workspace's limits, where each comes from, and its usage
+  set-limits --workspace <id> [--<limit> <value>]...
+                                                 change a workspace's limits; <value> is a whole number,
+                                                 "unlimited", or "default" (follow WORKSPACE_MAX_* again)
+      limits: ${LIMIT_OPTIONS.join(', ')}
+      e.g. set-limits --workspace acme --workflows 10 --secrets unlimited --api-keys default
 
 The database is DATABASE_URL, or the embedded one in DATA_DIR (${process.env['DATA_DIR'] ?? './.data'}).`;
 
@@ -74,6 +92,56 @@ function parseScopes(value: string | undefined): Scope[] {
   return scopes as Scope[];
 }
 
+/** The --<limit> options given, as changes: a whole number, "unlimited" (null) or "default". */
+function limitChanges(values: Record<string, unknown>): Map<LimitName, LimitSetting> {
+  const changes = new Map<LimitName, LimitSetting>();
+  for (const name of LIMIT_NAMES) {
+    const option = name.replaceAll('_', '-');
+    const value = values[option];
+    if (typeof value !== 'string') continue;
+    if (value === 'unlimited') changes.set(name, null);
+    else if (value === 'default') changes.set(name, 'default');
+    else if (/^\d{1,15}$/.test(value)) changes.set(name, Number(value));
+    else fail(`--${option} must be a whole number, "unlimited" or "default", not '${value}'.`);
+  }
+  return changes;
+}
+
+/** A workspace's limits as a table: each limit, where it comes from, and what the database knows of its use. */
+async function limitsReport(db: Queryable, workspace: Workspace, config: Config): Promise<string> {
+  const overrides = await readLimitOverrides(db, workspace.id);
+  const counted = await countedUsage(db, workspace.id);
+  const ai = await aiTokensToday(db, workspace.id);
+  const usage: Record<LimitName, string> = {
+    workflows: String(counted.workflows),
+    secrets: String(counted.secrets),
+    webhook_endpoints: String(counted.webhook_endpoints),
+    api_keys: String(counted.api_keys),
+    // Counted by Temporal, which this command does not reach.
+    open_executions: '(GET /v1/workspace)',
+    steps_per_definition: '-',
+    ai_tokens_per_day: `${ai.tokens} today`,
+  };
+  const rows = LIMIT_NAMES.map((name) => {
+    const value = overrides.has(name) ? overrides.get(name)! : config.workspaceLimits[name];
+    return [
+      name,
+      value === null ? 'unlimited' : String(value),
+      overrides.has(name) ? 'workspace' : 'default',
+      usage[name],
+    ];
+  });
+  const widths = [0, 1, 2].map((column) =>
+    Math.max(...[LIMITS_HEADER, ...rows].map((row) => row[column]!.length)),
+  );
+  const lines = [LIMITS_HEADER, ...rows].map((row) =>
+    row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  '),
+  );
+  return `Workspace: ${workspace.id} (${workspace.name})\n${lines.join('\n')}\n`;
+}
+
+const LIMITS_HEADER = ['LIMIT', 'MAXIMUM', 'SET BY', 'USAGE'];
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   if (!command || command === '--help' || command === 'help') {
@@ -87,6 +155,7 @@ async function main(): Promise<void> {
       id: { type: 'string' },
       workspace: { type: 'string' },
       scopes: { type: 'string' },
+      ...Object.fromEntries(LIMIT_OPTIONS.map((option) => [option.slice(2), { type: 'string' } as const])),
     },
     strict: true,
   });
@@ -137,6 +206,19 @@ async function main(): Promise<void> {
         for (const workspace of await listWorkspaces(connection.db)) {
           process.stdout.write(`${workspace.id}\t${workspace.name}\t${workspace.created_at.toISOString()}\n`);
         }
+        break;
+      }
+      case 'show-limits':
+      case 'set-limits': {
+        if (!values.workspace) fail(`${command} needs --workspace.`);
+        const workspace = await getWorkspace(connection.db, values.workspace);
+        if (!workspace) fail(`No workspace '${values.workspace}' (npm run admin -- list-workspaces).`);
+        if (command === 'set-limits') {
+          const changes = limitChanges(values);
+          if (changes.size === 0) fail(`set-limits needs at least one of ${LIMIT_OPTIONS.join(', ')}.`);
+          await setLimitOverrides(connection.db, workspace.id, changes);
+        }
+        process.stdout.write(await limitsReport(connection.db, workspace, config));
         break;
       }
       default:

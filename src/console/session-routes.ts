@@ -52,6 +52,7 @@ export function consoleSessionRoutes(router: Router, services: Services): void {
     const { session, token } = await createConsoleSession(services.db, {
       keyId: key.id,
       ttlMs: services.config.console.sessionTtlMs,
+      maxPerWorkspace: services.config.maxConsoleSessionsPerWorkspace,
     });
     setSessionCookie(ctx, token, cookieOptions(services));
     services.logger.info(

@@ -3,11 +3,11 @@
  * a 500 `internal_error` whose details stay in the log, never in the body.
  */
 import type Koa from 'koa';
-import { AppError } from '../errors';
+import { AppError, type ErrorDetail } from '../errors';
 import type { Logger } from '../logger';
 
 export interface ErrorBody {
-  error: { code: string; message: string; request_id: string; details: { path: string; message: string }[] };
+  error: { code: string; message: string; request_id: string; details: ErrorDetail[] };
 }
 
 function fromHttpError(error: unknown): AppError | undefined {

@@ -1,7 +1,8 @@
 /**
- * Rate limits (docs/api.md#rate-limits): per key, a token bucket that holds up to `burst` tokens and refills
- * `perSecond` tokens a second; each request takes one. A full bucket lets `burst` requests through at
- * once, after which requests come back one every 1/perSecond seconds. Every response carries
+ * Rate limits (docs/api.md#rate-limits): per key and per workspace (so that minting keys does not multiply a
+ * workspace's share), a token bucket that holds up to `burst` tokens and refills `perSecond` tokens a
+ * second; each request takes one. A full bucket lets `burst` requests through at once, after which
+ * requests come back one every 1/perSecond seconds. Every response carries
  * RateLimit-Limit (the burst), RateLimit-Remaining (whole tokens left) and RateLimit-Reset (seconds until
  * the bucket is full again); an empty bucket answers 429 with Retry-After (seconds until one token is
  * there).
@@ -215,6 +216,14 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   };
 }
 
+/** One bucket a request takes a token from: which limiter, whose bucket, and what it limits (for messages). */
+export interface RateLimitCheck {
+  limiter: RateLimiter;
+  key: string;
+  /** "this API key", "this workspace". */
+  what: string;
+}
+
 /**
  * Takes a token for one request of `key`: sets the RateLimit-* headers, or throws 429 `rate_limited`
  * (naming `what` is limited) with Retry-After.
@@ -225,9 +234,23 @@ export async function enforceRateLimit(
   key: string,
   what: string,
 ): Promise<void> {
-  const decision = await limiter.take(key);
-  if (!decision.allowed) throw rateLimited(decision, what);
-  ctx.set(rateLimitHeaders(decision));
+  await enforceRateLimits(ctx, [{ limiter, key, what }]);
+}
+
+/**
+ * Takes a token from each bucket in turn (an API key's, then its workspace's): the first that has none
+ * answers 429 `rate_limited` naming it, and the buckets after it are left alone, so a request refused for
+ * its key costs its workspace nothing. When every bucket allows the request, the RateLimit-* headers
+ * describe the tightest: the one with the fewest tokens left.
+ */
+export async function enforceRateLimits(ctx: Koa.Context, checks: readonly RateLimitCheck[]): Promise<void> {
+  let tightest: RateLimitDecision | undefined;
+  for (const { limiter, key, what } of checks) {
+    const decision = await limiter.take(key);
+    if (!decision.allowed) throw rateLimited(decision, what);
+    if (!tightest || decision.remaining < tightest.remaining) tightest = decision;
+  }
+  if (tightest) ctx.set(rateLimitHeaders(tightest));
 }
 
 function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {

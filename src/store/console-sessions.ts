@@ -37,10 +37,14 @@ const SELECT = `
     join api_keys k on k.id = s.key_id
     join workspaces w on w.id = k.workspace_id`;
 
-/** A session for an active key, valid for `ttlMs`. Deletes expired sessions on the way (they are few). */
+/**
+ * A session for an active key, valid for `ttlMs`. Deletes expired sessions on the way (they are few), and
+ * keeps the key's workspace at `maxPerWorkspace` sessions: past it, its oldest other sessions end (signed
+ * out), so that signing in again and again cannot grow the table without bound.
+ */
 export async function createConsoleSession(
   db: Queryable,
-  input: { keyId: string; ttlMs: number },
+  input: { keyId: string; ttlMs: number; maxPerWorkspace: number },
 ): Promise<CreatedConsoleSession> {
   await db.query('delete from console_sessions where expires_at < now()');
   const token = newSessionToken();
@@ -49,6 +53,14 @@ export async function createConsoleSession(
     `insert into console_sessions (id, token_hash, key_id, csrf_token, expires_at)
      values ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
     [id, sha256Hex(token), input.keyId, randomBase62(32), input.ttlMs / 1000],
+  );
+  await db.query(
+    `delete from console_sessions where id in (
+       select s.id from console_sessions s join api_keys k on k.id = s.key_id
+        where k.workspace_id = (select workspace_id from api_keys where id = $1) and s.id <> $3
+        order by s.created_at desc, s.id desc
+       offset $2)`,
+    [input.keyId, input.maxPerWorkspace - 1, id],
   );
   const [session] = await db.query<ConsoleSession>(`${SELECT} where s.id = $1`, [id]);
   return { session: session!, token };

@@ -12,18 +12,21 @@ export interface SecretListing {
 
 const sealContext = (workspaceId: string, name: string): string => `${workspaceId}/${name}`;
 
+/** Creates or replaces a secret; says which (`xmax = 0`: the row is a new one, not an updated one). */
 export async function putSecret(
   db: Queryable,
   cipher: SecretCipher,
   workspaceId: string,
   name: string,
   value: string,
-): Promise<void> {
-  await db.query(
+): Promise<'created' | 'replaced'> {
+  const [row] = await db.query<{ created: boolean }>(
     `insert into secrets (workspace_id, name, sealed) values ($1, $2, $3)
-     on conflict (workspace_id, name) do update set sealed = excluded.sealed, updated_at = now()`,
+     on conflict (workspace_id, name) do update set sealed = excluded.sealed, updated_at = now()
+     returning (xmax = 0) as created`,
     [workspaceId, name, cipher.seal(value, sealContext(workspaceId, name))],
   );
+  return row!.created ? 'created' : 'replaced';
 }
 
 export async function listSecrets(

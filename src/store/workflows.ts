@@ -3,8 +3,10 @@
  * 3, ...
  */
 import type { Definition } from '../../core/definitions/schema';
+import type { LimitValue } from '../../core/workspace-limits';
 import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
+import { checkCountLimit, lockCountLimit, type CountLimit } from './workspace-limits';
 
 export interface WorkflowVersionRecord {
   workflow_id: string;
@@ -41,19 +43,26 @@ export interface SavedWorkflow<T> {
   extra: T;
 }
 
-/** Creates version 1; returns undefined when the id is taken in the workspace. */
+/**
+ * Creates version 1; returns undefined when the id is taken in the workspace. Throws 409 limit_exceeded
+ * when the workspace already has `maxWorkflows` (null: unlimited; see workspace-limits.ts).
+ */
 export async function createWorkflow<T>(
   db: Database,
   workspaceId: string,
   definition: Definition,
+  maxWorkflows: LimitValue,
   afterSave: AfterSave<T>,
 ): Promise<SavedWorkflow<T> | undefined> {
+  const workflowLimit: CountLimit = { workspaceId, name: 'workflows', max: maxWorkflows };
   try {
     return await db.transaction(async (tx) => {
+      await lockCountLimit(tx, workflowLimit);
       await tx.query('insert into workflows (workspace_id, id, latest_version) values ($1, $2, 1)', [
         workspaceId,
         definition.id,
       ]);
+      await checkCountLimit(tx, workflowLimit);
       await insertVersion(tx, workspaceId, definition.id, 1, definition);
       const record = (await getWorkflowVersion(tx, workspaceId, definition.id))!;
       await announceChange(tx, 'workflows');
@@ -117,14 +126,30 @@ export async function getWorkflowVersion(
   return row;
 }
 
+export async function workflowExists(
+  db: Queryable,
+  workspaceId: string,
+  workflowId: string,
+): Promise<boolean> {
+  const rows = await db.query('select 1 from workflows where workspace_id = $1 and id = $2', [
+    workspaceId,
+    workflowId,
+  ]);
+  return rows.length > 0;
+}
+
+/** A page of a workflow's versions, newest first: at most `limit`, older than `before` when given. */
 export async function listWorkflowVersions(
   db: Queryable,
   workspaceId: string,
   workflowId: string,
+  page: { limit: number; before?: number },
 ): Promise<{ version: number; created_at: Date }[]> {
   return db.query(
-    'select version, created_at from workflow_versions where workspace_id = $1 and workflow_id = $2 order by version',
-    [workspaceId, workflowId],
+    `select version, created_at from workflow_versions
+      where workspace_id = $1 and workflow_id = $2 and ($4::int is null or version < $4)
+      order by version desc limit $3`,
+    [workspaceId, workflowId, page.limit, page.before ?? null],
   );
 }
 

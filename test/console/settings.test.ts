@@ -1,6 +1,10 @@
-/** Workspace settings in the console: API keys (create, shown once, revoke) and secrets (names only). */
+/**
+ * Workspace settings in the console: the workspace's limits beside its usage, API keys (create, shown once,
+ * revoke) and secrets (names only).
+ */
 import { expect } from 'chai';
 import request from 'supertest';
+import { setLimitOverrides } from '../../src/store/workspace-limits';
 import {
   expectAccessible,
   expectNoErrors,
@@ -66,6 +70,40 @@ describe('Console: settings @browser', function () {
       .set('Authorization', `Bearer ${created}`)
       .expect(401);
     expectNoErrors(tab.watch);
+  });
+
+  it("shows the workspace's limits beside what it uses of them, and a refusal at a limit", async () => {
+    const { workspaceId, key } = await harness.service.newWorkspace(['write']);
+    await setLimitOverrides(
+      harness.service.runtime.services.db,
+      workspaceId,
+      new Map([
+        ['secrets', 1],
+        ['ai_tokens_per_day', 50_000],
+      ]),
+    );
+    await harness.service.api(key).put('/v1/secrets/FIRST', { value: 'first-value' }).expect(204);
+    tab = await openSignedIn(harness, key, { path: '/settings' });
+    const { page } = tab;
+    const row = (limit: string) => page.locator(`[data-testid="limit-row"][data-limit="${limit}"]`);
+    await row('secrets').waitFor();
+    const cells = async (limit: string) => row(limit).locator('td').allTextContents();
+    expect(await cells('secrets')).to.deep.equal(['Secrets', '1', '1']);
+    expect(await cells('workflows')).to.deep.equal(['Workflows', '0', '1,000']);
+    expect(await cells('api_keys')).to.deep.equal(['API keys (active)', '1', '100']);
+    expect(await cells('steps_per_definition')).to.deep.equal(['Steps per definition', '–', '200']);
+    expect(await cells('ai_tokens_per_day')).to.deep.equal([
+      'AI tokens per day (used today, UTC)',
+      '0',
+      '50,000',
+    ]);
+    await expectAccessible(page, 'the limits section');
+
+    await page.getByLabel('Name', { exact: true }).fill('SECOND');
+    await page.getByLabel('Value').fill('second-value');
+    await page.getByRole('button', { name: 'Set secret' }).click();
+    await page.getByText('maximum of 1 secrets').waitFor();
+    expectNoErrors(tab.watch, [/409/]);
   });
 
   it('sets, replaces and deletes secrets, showing names only', async () => {

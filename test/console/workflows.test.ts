@@ -96,6 +96,33 @@ describe('Console: workflows @browser', function () {
     expectNoErrors(tab.watch);
   });
 
+  it('offers the 20 newest versions, loads older ones on request, and shows an old version opened by its URL', async () => {
+    const id = await createWorkflow(api, signupDefinition(uniqueId('signup')));
+    for (let i = 2; i <= 24; i++)
+      await api.put(`/v1/workflows/${id}`, signupDefinition(id, `Hello ${i}`)).expect(200);
+    tab = await openSignedIn(harness, key, { path: `/workflows/${id}` });
+    const { page } = tab;
+    const picker = page.getByLabel('Version', { exact: true });
+    await page.getByText('24 of 24').waitFor();
+    const versions = async () =>
+      (await picker.locator('option').allTextContents()).map((text) =>
+        Number(/Version (\d+)/.exec(text)![1]),
+      );
+    expect(await versions()).to.deep.equal(Array.from({ length: 20 }, (_, i) => 24 - i));
+    await page.getByRole('button', { name: 'Load older versions' }).click();
+    await picker.locator('option[value="1"]').waitFor({ state: 'attached' });
+    expect(await versions()).to.deep.equal(Array.from({ length: 24 }, (_, i) => 24 - i));
+    expect(await page.getByRole('button', { name: 'Load older versions' }).count()).to.equal(0);
+    await picker.selectOption('2');
+    await page.getByText('2 of 24').waitFor();
+
+    await page.goto(`${harness.service.url}/workflows/${id}?version=3`);
+    await page.getByText('3 of 24').waitFor();
+    expect(await picker.inputValue()).to.equal('3');
+    await expectAccessible(page, 'a workflow with older versions to load');
+    expectNoErrors(tab.watch);
+  });
+
   it('starts a run from the form generated from input_schema, checked first, and follows it to success', async () => {
     const id = await createWorkflow(api, signupDefinition(uniqueId('signup')));
     tab = await openSignedIn(harness, key, { path: `/workflows/${id}` });

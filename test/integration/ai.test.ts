@@ -1,9 +1,12 @@
 /**
  * AI steps (docs/definitions.md#ai), against a local provider that speaks the OpenAI chat-completions wire
- * format.
+ * format; and the AI token budget of a workspace (docs/operations.md#workspace-limits): every provider call
+ * adds the tokens it used to the workspace's count for the UTC day; once the count reaches
+ * `ai_tokens_per_day`, ai steps fail with `ai_budget_exceeded` without calling the provider.
  */
 import { expect } from 'chai';
 import { completion, FakeAiProvider } from '../../scripts/fake-ai-provider';
+import { setLimitOverrides } from '../../src/store/workspace-limits';
 import {
   createWorkflow,
   definition,
@@ -13,7 +16,7 @@ import {
   waitForExecution,
   type ExecutionBody,
 } from '../support/fixtures';
-import { startTestService, type TestService } from '../support/stack';
+import { startTestService, type ApiClient, type TestService } from '../support/stack';
 
 describe('ai steps @integration', function () {
   let service: TestService;
@@ -129,6 +132,65 @@ describe('ai steps @integration', function () {
     expect(execution.error).to.include({ step: 'write', code: 'ai_provider_error' });
     expect(execution.error!.message).to.include('model does not exist');
     expect(stepOf(execution, 'write').attempts).to.equal(1);
+  });
+
+  describe('token budget per workspace', () => {
+    /** What the fake provider's answers use (its `usage.total_tokens`). */
+    const TOKENS_PER_CALL = 20;
+
+    async function workspaceWithBudget(tokens: number | null): Promise<{ api: ApiClient; workflow: string }> {
+      const { workspaceId, key } = await service.newWorkspace(['write']);
+      if (tokens !== null) {
+        await setLimitOverrides(
+          service.runtime.services.db,
+          workspaceId,
+          new Map([['ai_tokens_per_day', tokens]]),
+        );
+      }
+      const api = service.api(key);
+      const workflow = await createWorkflow(api, definition([{ id: 'write', kind: 'ai', prompt: 'Hi' }]));
+      return { api, workflow };
+    }
+
+    const run = async (api: ApiClient, workflow: string): Promise<ExecutionBody> =>
+      waitForExecution(api, await trigger(api, workflow));
+
+    it('counts the tokens each call used, and fails ai steps without calling the provider once the day’s budget is used', async () => {
+      const { api, workflow } = await workspaceWithBudget(30);
+      expect((await run(api, workflow)).status).to.equal('success');
+      // 20 of 30 used: the next call still starts, and takes the count past the limit.
+      expect((await run(api, workflow)).status).to.equal('success');
+
+      const calls = provider.requests.length;
+      const refused = await run(api, workflow);
+      expect(provider.requests.length, 'the provider was called').to.equal(calls);
+      expect(refused.status).to.equal('failed');
+      expect(refused.error).to.include({ step: 'write', code: 'ai_budget_exceeded' });
+      const tomorrow = new Date(
+        Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1),
+      );
+      expect(refused.error!.message)
+        .to.include('40 of its 30 AI tokens')
+        .and.include('ai_tokens_per_day')
+        .and.include(tomorrow.toISOString());
+      expect(stepOf(refused, 'write').attempts).to.equal(1);
+
+      const workspace = (await api.get('/v1/workspace').expect(200)).body;
+      expect(workspace.limits.ai_tokens_per_day).to.equal(30);
+      expect(workspace.usage.ai_tokens_today).to.equal(2 * TOKENS_PER_CALL);
+    });
+
+    it("leaves other workspaces' AI steps alone", async () => {
+      const spent = await workspaceWithBudget(TOKENS_PER_CALL);
+      expect((await run(spent.api, spent.workflow)).status).to.equal('success');
+      expect((await run(spent.api, spent.workflow)).error?.code).to.equal('ai_budget_exceeded');
+
+      const other = await workspaceWithBudget(null);
+      expect((await run(other.api, other.workflow)).status).to.equal('success');
+      const usage = (await other.api.get('/v1/workspace').expect(200)).body;
+      expect(usage.limits.ai_tokens_per_day).to.equal(null);
+      expect(usage.usage.ai_tokens_today).to.equal(TOKENS_PER_CALL);
+    });
   });
 
   describe('without a provider', () => {

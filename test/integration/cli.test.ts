@@ -292,6 +292,28 @@ describe('CLI switchyard @integration', function () {
     }
   });
 
+  it("shows the workspace's limits beside its usage, and a workflow's versions newest first", async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+    await client.workflows.update(id, rulesWorkflow(id, 'top'));
+    const shown = await cli(['workspace'], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(/^Workspace ws-\w+ \(ws-\w+\)$/m);
+    expect(shown.stdout).to.match(/^LIMIT\s+USED\s+MAXIMUM$/m);
+    expect(shown.stdout).to.match(/^api_keys\s+1\s+100$/m);
+    expect(shown.stdout).to.match(/^ai_tokens_per_day\s+0 today\s+unlimited$/m);
+    const asJson = JSON.parse((await cli(['workspace', '--json'], env)).stdout) as { limits: object };
+    expect(asJson.limits).to.include({ workflows: 1000, ai_tokens_per_day: null });
+
+    const versions = await cli(['workflows', 'versions', id, '--json'], env);
+    expect(versions.code, versions.stderr).to.equal(0);
+    expect((JSON.parse(versions.stdout) as { version: number }[]).map((v) => v.version)).to.deep.equal([
+      2, 1,
+    ]);
+    const table = await cli(['workflows', 'versions', id, '--limit', '1'], env);
+    expect(table.stdout).to.match(/^VERSION\s+SAVED\n2\s+\S+Z\n$/);
+  });
+
   it('a usage error exits 2; an API error exits 3 with its code and request_id on stderr', async () => {
     for (const args of [
       ['frobnicate'],

@@ -52,7 +52,17 @@ describe('OpenAPI fuzzing with Schemathesis @integration', function () {
     // Schemathesis chooses webhook URLs and connector destinations: none may leave the machine.
     restoreNetwork = allowLoopbackOnly((host) => refusedHosts.add(host));
     receiver = await Receiver.start();
-    service = await startTestService({ env: { WEBHOOK_RETRY_SCHEDULE: '1' } });
+    service = await startTestService({
+      env: {
+        WEBHOOK_RETRY_SCHEDULE: '1',
+        // The fuzzer creates hundreds of endpoints and keys: past the workspace's limits every create would
+        // be a 409 limit_exceeded, and the rest of each operation would go untried.
+        WORKSPACE_MAX_WEBHOOK_ENDPOINTS: 'unlimited',
+        WORKSPACE_MAX_API_KEYS: 'unlimited',
+        WORKSPACE_MAX_SECRETS: 'unlimited',
+        WORKSPACE_MAX_WORKFLOWS: 'unlimited',
+      },
+    });
     const created = await service
       .api()
       .post('/v1/api-keys', { name: 'schemathesis', scopes: ['read', 'write', 'admin'] });

@@ -2,12 +2,13 @@
  * Rate limits (docs/api.md#rate-limits) with more than one API process: over one PostgreSQL database, every
  * process takes from the same token bucket (a row of `rate_limits`), so two processes allow a key's burst
  * once, not twice, and after it one request every 1/perSecond seconds between them. With embedded PGlite (one
- * process by construction) the buckets are kept in memory.
+ * process by construction) the buckets are kept in memory. A workspace has a bucket of its own beside its
+ * keys' (WORKSPACE_RATE_LIMIT_*), which all its keys share: more keys do not mean more requests.
  */
 import { expect } from 'chai';
 import request from 'supertest';
 import { signatureHeader } from '../../src/hooks/signature';
-import { definition, rulesStep, uniqueId } from '../support/fixtures';
+import { definition, expectError, rulesStep, uniqueId } from '../support/fixtures';
 import { startTestService, type TestService } from '../support/stack';
 import { sleep, waitFor } from '../support/wait';
 
@@ -37,6 +38,20 @@ async function countAllowed(
   return { allowed, mostAllowed: BURST + Math.floor(seconds * PER_SECOND) };
 }
 
+/**
+ * Two API processes over one new PostgreSQL database; the first runs the worker too, and the second, API
+ * only, is on its task queue, so that the first one's worker runs what the second one starts.
+ */
+async function startTwoApiProcesses(env: Record<string, string>): Promise<[TestService, TestService]> {
+  const first = await startTestService({ db: 'postgres', env });
+  const second = await startTestService({
+    databaseUrl: first.config.databaseUrl!,
+    worker: false,
+    env: { ...env, TEMPORAL_TASK_QUEUE: first.config.temporal.taskQueue },
+  });
+  return [first, second];
+}
+
 describe('rate limits across API processes @integration', function () {
   this.timeout(300_000);
 
@@ -44,13 +59,7 @@ describe('rate limits across API processes @integration', function () {
     let first: TestService;
     let second: TestService;
     before(async () => {
-      first = await startTestService({ db: 'postgres', env: SHARED });
-      // API only, on the first one's task queue: its worker runs what the second one starts.
-      second = await startTestService({
-        databaseUrl: first.config.databaseUrl!,
-        worker: false,
-        env: { ...SHARED, TEMPORAL_TASK_QUEUE: first.config.temporal.taskQueue },
-      });
+      [first, second] = await startTwoApiProcesses(SHARED);
     });
     after(async () => {
       await second?.stop();
@@ -130,6 +139,48 @@ describe('rate limits across API processes @integration', function () {
         s.api(key).get('/v1/workflows'),
       );
       expect(allowed).to.be.within(BURST, mostAllowed);
+    });
+  });
+
+  describe('per workspace, beside per key', () => {
+    /** Keys may do as they like; their workspace has the small bucket. */
+    const WORKSPACE_LIMITS = {
+      SECRETS_KEY: 'rate-limit-test-secrets-key',
+      WORKSPACE_RATE_LIMIT_PER_SECOND: String(PER_SECOND),
+      WORKSPACE_RATE_LIMIT_BURST: String(BURST),
+    };
+    let first: TestService;
+    let second: TestService;
+    before(async () => {
+      [first, second] = await startTwoApiProcesses(WORKSPACE_LIMITS);
+    });
+    after(async () => {
+      await second?.stop();
+      await first?.stop();
+    });
+
+    it("makes a workspace's keys share its budget across both processes, and leaves other workspaces alone", async () => {
+      const { workspaceId, key } = await first.newWorkspace(['read']);
+      const keys = [key, await first.newKey(workspaceId, ['read'])];
+      // Each key on each process in turn: four (key, process) pairs, one bucket between them.
+      const pairs = [first, second].flatMap((service) => keys.map((k) => service.api(k)));
+      const started = performance.now();
+      const answers = [];
+      for (let i = 0; i < 4 * BURST; i++) answers.push(await pairs[i % pairs.length]!.get('/v1/workflows'));
+      const mostAllowed = BURST + Math.floor(((performance.now() - started) / 1000) * PER_SECOND);
+      const allowed = answers.filter((res) => res.status === 200).length;
+      expect(allowed).to.be.within(BURST, mostAllowed);
+      const refused = answers.find((res) => res.status !== 200)!;
+      expectError(refused, 429, 'rate_limited');
+      expect(refused.body.error.message).to.include('this workspace');
+
+      const other = await second.newWorkspace(['read']);
+      const res = await second.api(other.key).get('/v1/workflows').expect(200);
+      // The headers describe the tighter bucket: the workspace's, not the key's (100,000 in tests).
+      expect(res.headers).to.include({
+        'ratelimit-limit': String(BURST),
+        'ratelimit-remaining': String(BURST - 1),
+      });
     });
   });
 });

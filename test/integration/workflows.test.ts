@@ -69,6 +69,49 @@ for (const db of DB_KINDS) {
       expectError(await service.api().get(`/v1/workflows/${id}?version=7`), 404, 'workflow_not_found');
     });
 
+    it('lists the 20 newest versions on a read, and pages through all of them newest first', async () => {
+      const body = definition([step]);
+      const id = await createWorkflow(service.api(), body);
+      for (let i = 2; i <= 24; i++) await service.api().put(`/v1/workflows/${id}`, body).expect(200);
+      const read = await service.api().get(`/v1/workflows/${id}`).expect(200);
+      const numbers = (list: { version: number }[]) => list.map((v) => v.version);
+      expect(numbers(read.body.versions)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 5));
+
+      const pages: number[][] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `&cursor=${cursor}` : '';
+        const page = await service.api().get(`/v1/workflows/${id}/versions?limit=10${query}`).expect(200);
+        expect(page.body.data[0]).to.have.all.keys('version', 'created_at');
+        pages.push(numbers(page.body.data));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      expect(pages).to.deep.equal([
+        [24, 23, 22, 21, 20, 19, 18, 17, 16, 15],
+        [14, 13, 12, 11, 10, 9, 8, 7, 6, 5],
+        [4, 3, 2, 1],
+      ]);
+      const first = await service.api().get(`/v1/workflows/${id}/versions`).expect(200);
+      expect(first.body.data).to.have.length(20);
+    });
+
+    it("refuses another workflow's versions cursor, and answers 404 for an unknown workflow's versions", async () => {
+      const id = await createWorkflow(service.api(), definition([step]));
+      const other = await createWorkflow(service.api(), definition([step]));
+      for (const workflow of [id, other])
+        await service
+          .api()
+          .put(`/v1/workflows/${workflow}`, definition([step], { id: workflow }))
+          .expect(200);
+      const page = await service.api().get(`/v1/workflows/${id}/versions?limit=1`).expect(200);
+      expectError(
+        await service.api().get(`/v1/workflows/${other}/versions?cursor=${page.body.next_cursor as string}`),
+        400,
+        'invalid_request',
+      );
+      expectError(await service.api().get(`/v1/workflows/${uniqueId()}/versions`), 404, 'workflow_not_found');
+    });
+
     it('accepts a PUT body without id and refuses a different one', async () => {
       const body = definition([step]);
       const id = await createWorkflow(service.api(), body);

@@ -70,6 +70,8 @@ export interface Operation {
   /** x-required-scope, or 'none' for the operations without authentication. */
   scope: Scope | 'none';
   pathParams: string[];
+  /** Its query parameters' names (a list's `cursor` among them). */
+  queryParams: string[];
   /** The request body, when the operation takes one. */
   body?: { required: boolean; schema: JsonSchema };
   /** Response schemas by status. */
@@ -116,6 +118,7 @@ export function parseOperations(document: ApiDocument['document']): ApiDocument 
         operationId: raw.operationId,
         scope: unauthenticated ? 'none' : scope!,
         pathParams: (raw.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
+        queryParams: (raw.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name),
         ...(body ? { body: { required: raw.requestBody?.required ?? false, schema: body } } : {}),
         responses: Object.fromEntries(
           Object.entries(raw.responses).map(([status, r]) => [
@@ -476,6 +479,8 @@ export function populationPath(op: Operation, p: Population): Record<string, str
     secrets: { name: p.secretName },
     webhooks: { id: p.webhookId, delivery_id: p.deliveryId },
     hooks: { workflow: p.hookWorkflowId },
+    // The caller's own workspace: no id in the path.
+    workspace: {},
   };
   const known = byResource[resourceOf(op)];
   if (!known)

@@ -130,6 +130,8 @@ export class Deployment {
       LOG_LEVEL: 'info',
       RATE_LIMIT_PER_SECOND: '100000',
       RATE_LIMIT_BURST: '100000',
+      WORKSPACE_RATE_LIMIT_PER_SECOND: '100000',
+      WORKSPACE_RATE_LIMIT_BURST: '100000',
       SEED_DEMO: 'false',
       ...this.options.env,
     };

@@ -164,6 +164,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     // Suites poll many executions at once with one key; the rate-limit tests set their own limits.
     RATE_LIMIT_PER_SECOND: '100000',
     RATE_LIMIT_BURST: '100000',
+    WORKSPACE_RATE_LIMIT_PER_SECOND: '100000',
+    WORKSPACE_RATE_LIMIT_BURST: '100000',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...options.env,
   });

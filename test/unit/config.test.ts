@@ -52,6 +52,41 @@ describe('configuration', () => {
   });
 });
 
+describe('configuration: workspace limits', () => {
+  it('has the contract defaults: AI tokens unlimited, everything else counted', () => {
+    const config = loadConfig({});
+    expect(config.workspaceLimits).to.deep.equal({
+      workflows: 1000,
+      secrets: 500,
+      webhook_endpoints: 50,
+      api_keys: 100,
+      open_executions: 1000,
+      steps_per_definition: 200,
+      ai_tokens_per_day: null,
+    });
+    expect(config.workspaceRateLimit).to.deep.equal({ perSecond: 200, burst: 400 });
+    expect(config.maxConsoleSessionsPerWorkspace).to.equal(100);
+  });
+
+  it('reads a whole number, 0 included, or "unlimited"', () => {
+    const config = loadConfig({
+      WORKSPACE_MAX_WORKFLOWS: 'unlimited',
+      WORKSPACE_MAX_SECRETS: '0',
+      WORKSPACE_MAX_AI_TOKENS_PER_DAY: '250000',
+    });
+    expect(config.workspaceLimits).to.include({ workflows: null, secrets: 0, ai_tokens_per_day: 250000 });
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const value of ['-1', '2.5', 'lots', 'Unlimited']) {
+      expect(() => loadConfig({ WORKSPACE_MAX_API_KEYS: value }), value)
+        .to.throw(ConfigError)
+        .with.property('problems')
+        .that.satisfies((problems: string[]) => problems.some((p) => p.startsWith('WORKSPACE_MAX_API_KEYS')));
+    }
+  });
+});
+
 describe('configuration: worker versioning', () => {
   it('versions workers by default, in a deployment named after the task queue, replacing older builds', () => {
     expect(loadConfig({ TEMPORAL_TASK_QUEUE: 'orders.eu' }).workerVersioning).to.deep.equal({

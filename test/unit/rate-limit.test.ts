@@ -1,15 +1,20 @@
 /**
  * The token buckets of docs/api.md#rate-limits: in memory (embedded PGlite, and the fallback while PostgreSQL
- * does not answer), and the PostgreSQL statement, run here on an in-memory PGlite with migration 007's table.
+ * does not answer), and the PostgreSQL statement, run here on an in-memory PGlite with migration 007's table;
+ * and a request's tokens from its key's bucket and its workspace's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { expect } from 'chai';
+import type Koa from 'koa';
+import type { AppError } from '../../src/errors';
 import {
   createRateLimiter,
+  enforceRateLimits,
   PURGE_INTERVAL_MS,
   TokenBuckets,
+  type RateLimitCheck,
   type RateLimiter,
   type RateLimiterOptions,
 } from '../../src/http/rate-limit';
@@ -232,5 +237,77 @@ describe('rate limits: while PostgreSQL does not answer', () => {
     time.advance(1);
     expect(await limiter.take('k')).to.include({ allowed: false, remaining: 0 });
     expect(queries).to.be.at.least(2);
+  });
+});
+
+describe('rate limits: a key and its workspace', () => {
+  /** A limiter in memory with a fake clock (embedded PGlite). */
+  const inMemory = (burst: number) =>
+    createRateLimiter({
+      perSecond: 1,
+      burst,
+      name: 'test',
+      db: { kind: 'pglite', query: () => Promise.reject(new Error('unused')) },
+      now: clock().now,
+    });
+
+  /** What a response got: its headers, or the 429 it was refused with. */
+  async function request(
+    checks: RateLimitCheck[],
+  ): Promise<{ headers: Record<string, string>; refused?: AppError }> {
+    const headers: Record<string, string> = {};
+    const ctx = {
+      set: (values: Record<string, string>) => Object.assign(headers, values),
+    } as unknown as Koa.Context;
+    try {
+      await enforceRateLimits(ctx, checks);
+      return { headers };
+    } catch (error) {
+      return { headers, refused: error as AppError };
+    }
+  }
+
+  it('describes the tighter bucket in the headers', async () => {
+    const key = inMemory(100);
+    const workspace = inMemory(5);
+    const { headers } = await request([
+      { limiter: key, key: 'k', what: 'this API key' },
+      { limiter: workspace, key: 'w', what: 'this workspace' },
+    ]);
+    expect(headers).to.deep.equal({
+      'RateLimit-Limit': '5',
+      'RateLimit-Remaining': '4',
+      'RateLimit-Reset': '1',
+    });
+  });
+
+  it('refuses for the workspace once its keys together spent its bucket, naming it', async () => {
+    const workspace = inMemory(3);
+    const keys = [inMemory(100), inMemory(100)];
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) {
+      outcomes.push(
+        await request([
+          { limiter: keys[i % 2]!, key: `k${i % 2}`, what: 'this API key' },
+          { limiter: workspace, key: 'w', what: 'this workspace' },
+        ]),
+      );
+    }
+    expect(outcomes.map((o) => o.refused?.status ?? 200)).to.deep.equal([200, 200, 200, 429]);
+    expect(outcomes[3]!.refused!.message).to.include('this workspace');
+  });
+
+  it('leaves the workspace bucket alone when the key is refused', async () => {
+    const key = inMemory(1);
+    const workspace = inMemory(3);
+    const checks = [
+      { limiter: key, key: 'k', what: 'this API key' },
+      { limiter: workspace, key: 'w', what: 'this workspace' },
+    ];
+    await request(checks);
+    const refused = await request(checks);
+    expect(refused.refused?.message).to.include('this API key');
+    // Only the first request took from the workspace's 3 tokens: this one leaves 1.
+    expect((await workspace.take('w')).remaining).to.equal(1);
   });
 });

@@ -2,7 +2,8 @@
  * The `ai` step: one OpenAI-compatible chat-completions call (AI_BASE_URL, AI_API_KEY, AI_MODEL or the
  * step's `model`). With `output_schema` the model is asked for JSON (response_format json_schema) and
  * its answer is validated against the schema. Provider 429 (honouring Retry-After), 5xx and network
- * errors are retryable; other 4xx are not; no provider configured fails with `ai_not_configured`.
+ * errors are retryable; other 4xx are not; no provider configured fails with `ai_not_configured`; a
+ * workspace over its AI token budget for the day fails with `ai_budget_exceeded` (ai-budget.ts).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
@@ -15,6 +16,7 @@ import {
   type AiRequestSpec,
   type StepMeta,
 } from '../../core/execution-types';
+import type { AiBudget } from './ai-budget';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
 import type { SecretResolution } from './secrets';
@@ -31,6 +33,8 @@ export interface AiActivityOptions {
   maxResponseBytes: number;
   /** Checks answers against the step's output_schema (in the workspace's name, off the event loop). */
   schemas: SchemaValidation;
+  /** The workspace's AI token budget: checked before each call, charged after it (ai-budget.ts). */
+  budget: AiBudget;
 }
 
 interface ChatCompletion {
@@ -61,6 +65,7 @@ export function createAiActivity(options: AiActivityOptions) {
         STEP_ERROR_CODES.aiNotConfigured,
       );
     }
+    await options.budget.check(meta.workspaceId);
     // Secrets may sit in `system` or `prompt` (the workflow names where); they are filled in here only.
     const secrets = await options.resolveSecrets(
       meta.workspaceId,
@@ -84,6 +89,11 @@ export function createAiActivity(options: AiActivityOptions) {
       const completion = await whileHeartbeating(() =>
         callProvider(baseUrl, apiKey, body, options.maxResponseBytes, signal),
       );
+      // The tokens are spent whether or not the answer is usable. A count that cannot be written (the
+      // database is away) is lost rather than the answer: failing would call the provider again.
+      await options.budget.record(meta.workspaceId, completion.usage).catch((error: unknown) => {
+        Context.current().log.warn('Could not count the AI tokens of a call', { error: String(error) });
+      });
       return secrets.mask(
         await toOutput(completion, model, spec.output_schema, (schema, json) =>
           options.schemas.validate(meta.workspaceId, schema, json),

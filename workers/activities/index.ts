@@ -9,7 +9,9 @@ import type { CachedReads } from '../../src/store/cached-reads';
 import type { Database } from '../../src/store/db';
 import type { SecretCipher } from '../../src/secrets/cipher';
 import { readSecretValues } from '../../src/store/secrets';
+import type { LimitValue } from '../../core/workspace-limits';
 import { createAiActivity, type AiProviderConfig } from './ai';
+import { createAiBudget } from './ai-budget';
 import { createEventActivities } from './events';
 import { createHousekeepingActivities } from './housekeeping';
 import { createHttpConnector } from './http-connector';
@@ -32,6 +34,8 @@ export interface ActivityDeps {
   /** Longest a connector's response body may pause between two chunks. */
   bodyIdleTimeoutMs?: number;
   ai: AiProviderConfig;
+  /** AI tokens a workspace may use per UTC day unless set for it (WORKSPACE_MAX_AI_TOKENS_PER_DAY); null or absent: unlimited. */
+  aiTokensPerDay?: LimitValue;
   /** Starts delivery workflows and waits on executions (events). */
   client: Client;
   /** Webhook retry delays in ms after the first attempt. */
@@ -63,6 +67,7 @@ export function createActivities(deps: ActivityDeps) {
     resolveSecrets,
     maxResponseBytes,
     schemas: new SchemaValidator(deps.compute),
+    budget: createAiBudget(deps.db, deps.aiTokensPerDay ?? null),
   });
   return {
     // Every step runs here first, as a local activity (see steps.ts).

@@ -28,6 +28,8 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type Secret = Schemas['Secret'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
+export type WorkflowVersion = Schemas['WorkflowVersion'];
+export type Workspace = Schemas['Workspace'];
 
 type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
   ? NonNullable<Q>
@@ -124,6 +126,15 @@ export class SwitchyardApiClient {
     /** `?version=N` reads an older version. */
     get: (id: string, options: { version?: number } = {}): Promise<Workflow> =>
       unwrap(this.raw.GET('/v1/workflows/{id}', { params: { path: { id }, query: options } })),
+    /** Every version of a workflow, newest first (`get` lists only the 20 newest). */
+    versions: (id: string, query: ListQuery<'listWorkflowVersions'> = {}): PageIterator<WorkflowVersion> =>
+      new PageIterator((cursor) =>
+        unwrap(
+          this.raw.GET('/v1/workflows/{id}/versions', {
+            params: { path: { id }, query: { ...query, cursor } },
+          }),
+        ),
+      ),
     /** Version 1; a webhook trigger's `hook_secret` is in this answer only. */
     create: (definition: WorkflowDefinition): Promise<Workflow> =>
       unwrap(this.raw.POST('/v1/workflows', { body: definition })),
@@ -231,6 +242,11 @@ export class SwitchyardApiClient {
       ),
     revoke: (id: string): Promise<void> =>
       unwrap(this.raw.DELETE('/v1/api-keys/{id}', { params: { path: { id } } })),
+  };
+
+  readonly workspace = {
+    /** The caller's workspace: its limits (null: unlimited) and what it uses of them. */
+    get: (): Promise<Workspace> => unwrap(this.raw.GET('/v1/workspace')),
   };
 
   /**

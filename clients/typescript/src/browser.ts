@@ -25,6 +25,8 @@ export {
   type Secret,
   type ApiKey,
   type CreatedApiKey,
+  type WorkflowVersion,
+  type Workspace,
 } from './api-client';
 export {
   SwitchyardError,

@@ -11,10 +11,15 @@ export type ErrorCode = components['schemas']['Error']['error']['code'];
  */
 export type SwitchyardErrorCode = ErrorCode | `http_${number}` | (string & {});
 
-/** One entry of `error.details`: where the problem is (a JSON pointer) and what it is. */
+/**
+ * One entry of `error.details`: where the problem is (a JSON pointer) and what it is; on a 409
+ * `limit_exceeded`, also the workspace limit that was reached and its maximum.
+ */
 export interface ErrorDetail {
   path: string;
   message: string;
+  limit?: string;
+  max?: number;
 }
 
 /**

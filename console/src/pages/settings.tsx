@@ -1,8 +1,8 @@
 /**
- * Workspace settings: API keys (admin keys only: the API refuses the others) and secrets (names only;
- * values go in and never come back).
+ * Workspace settings: the workspace's limits and what it uses of them, API keys (admin keys only: the API
+ * refuses the others) and secrets (names only; values go in and never come back).
  */
-import type { ApiKey, CreatedApiKey, Secret } from '@switchyard/client/browser';
+import type { ApiKey, CreatedApiKey, Secret, Workspace } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ShownOnce } from '../components/copy-button';
@@ -37,6 +37,7 @@ export function SettingsPage() {
           <dd>{formatTime(session.expires_at)}</dd>
         </div>
       </dl>
+      <Limits />
       {isAdmin ? (
         <ApiKeys />
       ) : (
@@ -51,6 +52,60 @@ export function SettingsPage() {
 }
 
 const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
+
+type Limits = Workspace['limits'];
+type Usage = Workspace['usage'];
+
+/** Each limit as people read it, with the usage it is measured against (none for a per-definition limit). */
+const LIMIT_ROWS: { limit: keyof Limits; label: string; usage: keyof Usage | null }[] = [
+  { limit: 'workflows', label: 'Workflows', usage: 'workflows' },
+  { limit: 'secrets', label: 'Secrets', usage: 'secrets' },
+  { limit: 'webhook_endpoints', label: 'Webhook endpoints', usage: 'webhook_endpoints' },
+  { limit: 'api_keys', label: 'API keys (active)', usage: 'api_keys' },
+  { limit: 'open_executions', label: 'Open executions (running or waiting)', usage: 'open_executions' },
+  { limit: 'steps_per_definition', label: 'Steps per definition', usage: null },
+  { limit: 'ai_tokens_per_day', label: 'AI tokens per day (used today, UTC)', usage: 'ai_tokens_today' },
+];
+
+function Limits() {
+  const workspace = useAsync(() => api.workspace.get(), []);
+  const data = workspace.data;
+  return (
+    <section aria-labelledby="limits-title">
+      <h2 id="limits-title">Limits</h2>
+      <p class="hint">
+        Set by the operator of this service. Creating one more of something than its limit allows is refused.
+      </p>
+      <ErrorNotice error={workspace.error} title="Could not read the workspace's limits" />
+      {workspace.loading && !data && <Loading label="Loading limits…" />}
+      {data && (
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Limits table">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Limit</th>
+                <th scope="col">Used</th>
+                <th scope="col">Maximum</th>
+              </tr>
+            </thead>
+            <tbody>
+              {LIMIT_ROWS.map((row) => {
+                const max = data.limits[row.limit];
+                return (
+                  <tr key={row.limit} data-testid="limit-row" data-limit={row.limit}>
+                    <td>{row.label}</td>
+                    <td>{row.usage === null ? '–' : data.usage[row.usage].toLocaleString('en-US')}</td>
+                    <td>{max === null ? 'unlimited' : max.toLocaleString('en-US')}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
 
 function ApiKeys() {
   const session = useSession();

@@ -1,9 +1,16 @@
 /**
- * Workflows: the list, and a definition page with its versions (read any, compare two) and a form
- * generated from the version's `input_schema` that starts a run and opens it.
+ * Workflows: the list, and a definition page with its versions (read any, compare two; the 20 newest, and
+ * older ones on request) and a form generated from the version's `input_schema` that starts a run and
+ * opens it.
  */
-import { SwitchyardError, type Workflow, type WorkflowListItem } from '@switchyard/client/browser';
-import { useState } from 'preact/hooks';
+import {
+  SwitchyardError,
+  type Page,
+  type Workflow,
+  type WorkflowListItem,
+  type WorkflowVersion,
+} from '@switchyard/client/browser';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
 import { Empty, ErrorNotice, Loading } from '../components/feedback';
@@ -97,6 +104,49 @@ function definitionOf(workflow: Workflow): Record<string, unknown> {
   return definition;
 }
 
+/**
+ * A workflow's versions for its pickers, newest first: the 20 newest come with the workflow; older ones load
+ * on request, 100 at a time (GET /v1/workflows/{id}/versions). The version shown is always among them.
+ */
+function useVersions(workflowId: string, workflow: Workflow | undefined) {
+  const [loaded, setLoaded] = useState<WorkflowVersion[] | null>(null);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const pages = useRef<AsyncGenerator<Page<WorkflowVersion>> | null>(null);
+  // Kept while another version of the same workflow loads; dropped for another workflow.
+  useEffect(() => {
+    setLoaded(null);
+    setError(undefined);
+    pages.current = null;
+  }, [workflowId]);
+
+  const known = loaded ?? workflow?.versions ?? [];
+  const shown =
+    workflow && !known.some((v) => v.version === workflow.version)
+      ? [...known, { version: workflow.version, created_at: workflow.version_created_at }]
+      : known;
+  const versions = [...shown].sort((a, b) => b.version - a.version);
+  const oldest = versions.at(-1)?.version ?? 1;
+  const hasOlder =
+    workflow !== undefined && (loaded === null ? workflow.latest_version > known.length : oldest > 1);
+
+  const loadOlder = async () => {
+    if (!workflow) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      pages.current ??= api.workflows.versions(workflowId, { limit: 100 }).pages();
+      const next = await pages.current.next();
+      if (!next.done) setLoaded([...(loaded ?? []), ...next.value.data]);
+    } catch (caught) {
+      setError(caught);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { versions, hasOlder, loadOlder, busy, error };
+}
+
 export function WorkflowPage({ id }: { id: string }) {
   const search = new URLSearchParams(useSearch());
   const [, navigate] = useLocation();
@@ -106,6 +156,8 @@ export function WorkflowPage({ id }: { id: string }) {
   const workflow = useAsync(() => api.workflows.get(id, version ? { version } : {}), [id, version]);
   const [startError, setStartError] = useState<unknown>(undefined);
   const shown = workflow.data;
+  const versionList = useVersions(id, shown);
+  const { versions } = versionList;
 
   if (!shown) {
     return (
@@ -127,7 +179,6 @@ export function WorkflowPage({ id }: { id: string }) {
     }
   };
 
-  const versions = [...shown.versions].sort((a, b) => b.version - a.version);
   return (
     <section aria-labelledby="workflow-title">
       <nav aria-label="Breadcrumb" class="breadcrumb">
@@ -176,6 +227,12 @@ export function WorkflowPage({ id }: { id: string }) {
             </option>
           ))}
         </select>
+        {versionList.hasOlder && (
+          <button type="button" disabled={versionList.busy} onClick={() => void versionList.loadOlder()}>
+            {versionList.busy ? 'Loading…' : 'Load older versions'}
+          </button>
+        )}
+        <ErrorNotice error={versionList.error} title="Could not load older versions" />
       </div>
       {canWrite && (
         <div class="panel" role="region" aria-labelledby="run-form-title">
@@ -218,16 +275,16 @@ export function WorkflowPage({ id }: { id: string }) {
       </div>
       <h2>Definition</h2>
       <JsonView value={definitionOf(shown)} label={`Definition of version ${shown.version}`} />
-      {shown.latest_version > 1 && <VersionDiff workflow={shown} />}
+      {shown.latest_version > 1 && <VersionDiff workflow={shown} versions={versions} />}
     </section>
   );
 }
 
 /** The differences between two versions' definitions, line by line (the `diff` package, loaded on demand). */
-function VersionDiff({ workflow }: { workflow: Workflow }) {
+function VersionDiff({ workflow, versions: known }: { workflow: Workflow; versions: WorkflowVersion[] }) {
   const [from, setFrom] = useState(workflow.version > 1 ? workflow.version - 1 : 1);
   const [to, setTo] = useState(workflow.version > 1 ? workflow.version : 2);
-  const versions = [...workflow.versions].sort((a, b) => a.version - b.version);
+  const versions = [...known].sort((a, b) => a.version - b.version);
   const diff = useAsync(async () => {
     const [older, newer, { diffLines }] = await Promise.all([
       api.workflows.get(workflow.id, { version: from }),

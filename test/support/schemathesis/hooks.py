@@ -10,7 +10,8 @@ Three things, each as narrow as it can be:
 3. `positive_data_acceptance` failures are dropped only where the API answers 400 to a request that the
    document's schemas allow, as docs/api.md#errors says it does, for a rule that no JSON Schema can
    state (a cursor from another list, a JSONata expression that does not parse, input that fails the
-   workflow's own input_schema, text the database cannot store); the document describes each one, and
+   workflow's own input_schema, text the database cannot store, more steps than the workspace allows);
+   the document describes each one, and
    SEMANTIC_400 below lists them with the error code and the detail the service answers with. Any other
    400 to a schema-valid request, and every failure of every other check, still fails the run.
 """
@@ -84,6 +85,8 @@ DEFINITION_RULES = [
     ("invalid_definition", r"/trigger/timezone", r"(must be an IANA time zone name.*|must be spelt \".*\")"),
     ("invalid_definition", r"/trigger/input(/.*)?", r".*\(the schedule's input must satisfy the input_schema\)"),
     ("invalid_definition", r"/trigger/cron", r".*"),
+    # The workspace's steps_per_definition (200 by default), below the schema's 500.
+    ("invalid_definition", r"/steps", r"has \d+ steps; this workspace allows at most \d+ per definition \(limit steps_per_definition\)"),
 ]
 # Stored text cannot hold U+0000 (PostgreSQL cannot store it; the document's description says so).
 NUL = ("invalid_request", r"", r"contains U\+0000")
@@ -94,6 +97,7 @@ SEMANTIC_400: dict[str, list[tuple[str, str, str]]] = {
     "listSecrets": [LIST_CURSOR],
     "listWebhooks": [LIST_CURSOR],
     "listWebhookDeliveries": [LIST_CURSOR],
+    "listWorkflowVersions": [LIST_CURSOR],
     "createWorkflow": [*DEFINITION_RULES, NUL],
     "saveWorkflowVersion": [
         *DEFINITION_RULES,

@@ -129,6 +129,7 @@ Commands:
   login [--url URL] [--api-key KEY]        check the key and save both to the config file
   workflows list [--limit N]               list workflows
   workflows get ID [--workflow-version N]  show a workflow's definition
+  workflows versions ID [--limit N]        a workflow's versions, newest first
   workflows apply -f FILE|DIR [--dry-run]  create or update workflows from JSON/YAML files
   run WORKFLOW [--input JSON] [--wait] [--timeout SECONDS] [--idempotency-key KEY]
       [--workflow-version N]               start an execution (--wait: until it finishes)
@@ -140,6 +141,7 @@ Commands:
   executions reject ID STEP [--comment TEXT]
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
+  workspace                                the workspace's limits and what it uses of them
 
 Global options:
   --url URL          the service (default: SWITCHYARD_URL, the config file, http://127.0.0.1:3000)

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { SwitchyardClient, type Execution, type ExecutionStatus } from '../client';
+import { SwitchyardClient, type Execution, type ExecutionStatus, type Workspace } from '../client';
 import { ExecutionWaitTimeoutError, SwitchyardError } from '../errors';
 import {
   applyDefinition,
@@ -151,6 +151,12 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
       return executions({ parsed, sub, client, print, io });
     case 'webhooks':
       return webhooks({ parsed, sub, client, print, io });
+    case 'workspace': {
+      expectCommand(parsed, 'workspace', [], { min: 0, max: 0, words: 1 });
+      const workspace = await client().workspace.get();
+      print(workspace, () => describeWorkspace(workspace));
+      return EXIT.ok;
+    }
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
@@ -200,6 +206,17 @@ async function workflows({ parsed, sub, client, print, io }: Command): Promise<n
       print(workflow, () => JSON.stringify(workflow, null, 2));
       return EXIT.ok;
     }
+    case 'versions': {
+      const [id] = expectCommand(parsed, 'workflows versions', ['limit'], { min: 1, max: 1, words: 2 });
+      const items = await client()
+        .workflows.versions(id!)
+        .toArray(intOption(v.limit, 'limit') ?? 20);
+      printList(print, items, 'No versions.', ['VERSION', 'SAVED'], (version) => [
+        version.version,
+        version.created_at,
+      ]);
+      return EXIT.ok;
+    }
     case 'apply': {
       expectCommand(parsed, 'workflows apply', ['file', 'dry-run'], { min: 0, max: 0, words: 2 });
       if (!v.file?.length) throw new UsageError('workflows apply needs -f FILE|DIR');
@@ -233,7 +250,9 @@ async function workflows({ parsed, sub, client, print, io }: Command): Promise<n
       return EXIT.ok;
     }
     default:
-      throw new UsageError(sub ? `unknown command 'workflows ${sub}'` : 'workflows needs list, get or apply');
+      throw new UsageError(
+        sub ? `unknown command 'workflows ${sub}'` : 'workflows needs list, get, versions or apply',
+      );
   }
 }
 
@@ -355,6 +374,28 @@ async function webhooks({ parsed, sub, client, print }: Command): Promise<number
     default:
       throw new UsageError(sub ? `unknown command 'webhooks ${sub}'` : 'webhooks needs list or deliveries');
   }
+}
+
+/** The workspace's limits beside what it uses of them (`-` where a limit counts nothing that exists). */
+export function describeWorkspace(workspace: Workspace): string {
+  const { limits, usage } = workspace;
+  const rows: [string, number | null, number | string][] = [
+    ['workflows', limits.workflows, usage.workflows],
+    ['secrets', limits.secrets, usage.secrets],
+    ['webhook_endpoints', limits.webhook_endpoints, usage.webhook_endpoints],
+    ['api_keys', limits.api_keys, usage.api_keys],
+    ['open_executions', limits.open_executions, usage.open_executions],
+    ['steps_per_definition', limits.steps_per_definition, '-'],
+    ['ai_tokens_per_day', limits.ai_tokens_per_day, `${usage.ai_tokens_today} today`],
+  ];
+  return [
+    `Workspace ${workspace.id} (${workspace.name})`,
+    '',
+    table(
+      ['LIMIT', 'USED', 'MAXIMUM'],
+      rows.map(([name, max, used]) => [name, used, max === null ? 'unlimited' : max]),
+    ),
+  ].join('\n');
 }
 
 /** An execution's summary line, its steps as a table, and its error. */

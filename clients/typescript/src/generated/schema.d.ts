@@ -64,7 +64,10 @@ export interface paths {
     /** List the workspace's API keys (never the keys themselves) */
     get: operations['listApiKeys'];
     put?: never;
-    /** Create an API key (shown once) */
+    /**
+     * Create an API key (shown once)
+     * @description A key past the workspace's `api_keys` limit (active keys: revoked ones do not count) is 409 limit_exceeded (GET /v1/workspace).
+     */
     post: operations['createApiKey'];
     delete?: never;
     options?: never;
@@ -101,7 +104,7 @@ export interface paths {
     put?: never;
     /**
      * Create a workflow (version 1)
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts.
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). A workflow past the workspace's `workflows` limit is 409 limit_exceeded (GET /v1/workspace); an id the workspace already has is 409 workflow_exists.
      */
     post: operations['createWorkflow'];
     delete?: never;
@@ -121,12 +124,29 @@ export interface paths {
     get: operations['getWorkflow'];
     /**
      * Save a new version of a workflow
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, and its `cron` is an expression Temporal accepts. The body's `id`, when given, must be the URL's (400 invalid_definition).
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). The body's `id`, when given, must be the URL's (400 invalid_definition).
      */
     put: operations['saveWorkflowVersion'];
     post?: never;
     /** Delete a workflow and its versions (running executions go on) */
     delete: operations['deleteWorkflow'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workflows/{id}/versions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List a workflow's versions, newest first */
+    get: operations['listWorkflowVersions'];
+    put?: never;
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -302,7 +322,7 @@ export interface paths {
     get?: never;
     /**
      * Create or replace a secret
-     * @description Names: letters, digits and "_", not starting with a digit. The value is never returned by the API.
+     * @description Names: letters, digits and "_", not starting with a digit. The value is never returned by the API. A new name past the workspace's `secrets` limit is 409 limit_exceeded (GET /v1/workspace); replacing the value of an existing secret is always allowed.
      */
     put: operations['putSecret'];
     post?: never;
@@ -342,7 +362,7 @@ export interface paths {
     put?: never;
     /**
      * Register an endpoint for execution events
-     * @description The URL must be HTTPS and must not resolve to a private, loopback or link-local address (checked now and at every delivery). Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the returned secret.
+     * @description The URL must be HTTPS and must not resolve to a private, loopback or link-local address (checked now and at every delivery). Deliveries are signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the returned secret. An endpoint past the workspace's `webhook_endpoints` limit is 409 limit_exceeded (GET /v1/workspace).
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -447,6 +467,26 @@ export interface paths {
      *     ```
      */
     post: operations['triggerHook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workspace': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's workspace: its limits and what it uses of them
+     * @description Limits come from the service defaults unless an operator changed them for this workspace (npm run admin -- set-limits). null is unlimited.
+     */
+    get: operations['getWorkspace'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -964,6 +1004,7 @@ export interface components {
           | 'step_not_waiting'
           | 'workflow_exists'
           | 'no_webhook_trigger'
+          | 'limit_exceeded'
           | 'payload_too_large'
           | 'unsupported_media_type'
           | 'rate_limited'
@@ -981,6 +1022,10 @@ export interface components {
           /** @description JSON pointer */
           path: string;
           message: string;
+          /** @description On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...). */
+          limit?: string;
+          /** @description On a 409 limit_exceeded: its maximum. */
+          max?: number;
         }[];
       };
     };
@@ -1080,14 +1125,20 @@ export interface components {
        */
       version_created_at: string;
       latest_version: number;
-      versions: {
-        version: number;
-        /**
-         * Format: date-time
-         * @description RFC 3339, UTC
-         */
-        created_at: string;
-      }[];
+      /** @description The 20 newest versions, oldest first (versions are numbered 1 to latest_version). GET /v1/workflows/{id}/versions pages through all of them. */
+      versions: components['schemas']['WorkflowVersion'][];
+    };
+    WorkflowVersion: {
+      version: number;
+      /**
+       * Format: date-time
+       * @description When it was saved.
+       */
+      created_at: string;
+    };
+    WorkflowVersionList: {
+      data: components['schemas']['WorkflowVersion'][];
+      next_cursor: string | null;
     };
     HookSecret: {
       hook_secret: string;
@@ -1280,6 +1331,41 @@ export interface components {
       /** @constant */
       status: 'accepted';
       delivery_id: string;
+    };
+    Workspace: {
+      id: string;
+      name: string;
+      /** @description Creating one more object than a count allows is 409 limit_exceeded, naming the limit. */
+      limits: {
+        /** @description Workflows the workspace keeps at most. null: unlimited. */
+        workflows: number | null;
+        /** @description Secrets at most. null: unlimited. */
+        secrets: number | null;
+        /** @description Webhook endpoints at most. null: unlimited. */
+        webhook_endpoints: number | null;
+        /** @description Active (not revoked) API keys at most. null: unlimited. */
+        api_keys: number | null;
+        /** @description Executions running or waiting at once; once flow control lands, the rest queue (nothing is refused). null: unlimited. */
+        open_executions: number | null;
+        /** @description The most steps one definition may hold; more is 400 invalid_definition. null: unlimited. */
+        steps_per_definition: number | null;
+        /** @description AI tokens the workspace's ai steps may use per UTC day; at it, ai steps fail with ai_budget_exceeded. null: unlimited. */
+        ai_tokens_per_day: number | null;
+      };
+      usage: {
+        /** @description Workflows now. */
+        workflows: number;
+        /** @description Secrets now. */
+        secrets: number;
+        /** @description Webhook endpoints now. */
+        webhook_endpoints: number;
+        /** @description Active API keys now. */
+        api_keys: number;
+        /** @description Executions running or waiting now (from Temporal visibility: eventually consistent). */
+        open_executions: number;
+        /** @description AI tokens used since 00:00 UTC. */
+        ai_tokens_today: number;
+      };
     };
     ExecutionErrorOutput: {
       step: string | null;
@@ -1913,6 +1999,40 @@ export interface operations {
            *         "message": "This API key lacks the 'write' scope.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 100 active API keys; delete one first, or ask the operator to raise the limit 'api_keys'.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 100 active API keys",
+           *             "limit": "api_keys",
+           *             "max": 100
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -2819,8 +2939,8 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "execution_not_failed",
-           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "code": "workflow_exists",
+           *         "message": "A workflow 'customer-onboarding' already exists in this workspace; PUT /v1/workflows/customer-onboarding saves a new version.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
            *       }
@@ -3835,6 +3955,260 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listWorkflowVersions: {
+    parameters: {
+      query?: {
+        /** @description Page size (1-100, default 20). */
+        limit?: number;
+        /** @description The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request. */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of versions, newest first */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "version": 3,
+           *           "created_at": "2026-11-20T16:48:12.377Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
+          'application/json': components['schemas']['WorkflowVersionList'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
       401: {
@@ -6728,6 +7102,40 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 500 secrets; delete one first, or ask the operator to raise the limit 'secrets'.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 500 secrets",
+           *             "limit": "secrets",
+           *             "max": 500
+           *           }
+           *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Body larger than the limit */
       413: {
         headers: {
@@ -7695,6 +8103,40 @@ export interface operations {
            *         "message": "This API key lacks the 'write' scope.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "limit_exceeded",
+           *         "message": "This workspace has its maximum of 50 webhook endpoints; delete one first, or ask the operator to raise the limit 'webhook_endpoints'.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "at most 50 webhook endpoints",
+           *             "limit": "webhook_endpoints",
+           *             "max": 50
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -9089,6 +9531,211 @@ export interface operations {
           'X-Request-Id': string;
           /** @description Seconds to wait before trying again. */
           'Retry-After': number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getWorkspace: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The workspace */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "acme",
+           *       "name": "Acme Corp",
+           *       "limits": {
+           *         "workflows": 1000,
+           *         "secrets": 500,
+           *         "webhook_endpoints": 50,
+           *         "api_keys": 100,
+           *         "open_executions": 1000,
+           *         "steps_per_definition": 200,
+           *         "ai_tokens_per_day": null
+           *       },
+           *       "usage": {
+           *         "workflows": 12,
+           *         "secrets": 4,
+           *         "webhook_endpoints": 2,
+           *         "api_keys": 3,
+           *         "open_executions": 7,
+           *         "ai_tokens_today": 18240
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Workspace'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
           [name: string]: unknown;
         };
         content: {

@@ -1,0 +1,35 @@
+/**
+ * What a workspace uses of its limits (GET /v1/workspace): the counts of its objects and of today's AI
+ * tokens from the database, and its open executions from Temporal's visibility (a count query over the
+ * workspace's search attribute, as execution lists filter by it).
+ */
+import type { Services } from '../services';
+import { aiTokensToday } from '../store/ai-usage';
+import { countedUsage } from '../store/workspace-limits';
+import { visibilityQuery } from '../executions/list';
+import { callTemporal } from '../temporal/errors';
+import type { CountedLimit } from '../../core/workspace-limits';
+
+export type WorkspaceUsage = Record<CountedLimit, number> & {
+  open_executions: number;
+  ai_tokens_today: number;
+};
+
+export async function workspaceUsage(services: Services, workspaceId: string): Promise<WorkspaceUsage> {
+  const [counts, ai, open] = await Promise.all([
+    countedUsage(services.db, workspaceId),
+    aiTokensToday(services.db, workspaceId),
+    openExecutions(services, workspaceId),
+  ]);
+  return { ...counts, open_executions: open, ai_tokens_today: ai.tokens };
+}
+
+/** Executions of the workspace that are running or waiting: Temporal runs still open. */
+export async function openExecutions(services: Services, workspaceId: string): Promise<number> {
+  const { connection, namespace } = services.temporal;
+  const query = `${visibilityQuery(workspaceId, {})} AND ExecutionStatus = 'Running'`;
+  const response = await callTemporal(connection, () =>
+    connection.workflowService.countWorkflowExecutions({ namespace, query }),
+  );
+  return Number(response.count ?? 0);
+}
