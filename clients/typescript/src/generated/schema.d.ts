@@ -728,7 +728,7 @@ export interface components {
           /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
           if?: string;
           retry?: components['schemas']['StepRetry'];
-          /** @description Time limit of one attempt (approval: of the wait for a decision). */
+          /** @description Time limit of one attempt: at most 24h. */
           timeout?: string;
           /**
            * @description discriminator enum property added by openapi-typescript
@@ -773,7 +773,7 @@ export interface components {
       /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
       if?: string;
       retry?: components['schemas']['StepRetry'];
-      /** @description Time limit of one attempt (approval: of the wait for a decision). */
+      /** @description Time limit of one attempt: at most 24h. */
       timeout?: string;
       /**
        * @description discriminator enum property added by openapi-typescript
@@ -809,7 +809,7 @@ export interface components {
       /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
       if?: string;
       retry?: components['schemas']['StepRetry'];
-      /** @description Time limit of one attempt (approval: of the wait for a decision). */
+      /** @description Time limit of one attempt: at most 24h. */
       timeout?: string;
       /**
        * @description discriminator enum property added by openapi-typescript
@@ -835,7 +835,7 @@ export interface components {
       /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
       if?: string;
       retry?: components['schemas']['StepRetry'];
-      /** @description Time limit of one attempt (approval: of the wait for a decision). */
+      /** @description How long the approval waits for a decision: at most 365d. Without one, it waits. */
       timeout?: string;
       /**
        * @description discriminator enum property added by openapi-typescript
