@@ -4,11 +4,10 @@
  * time: first on a quiet service (its idle latency), then while workspace A floods the service with
  * BENCH_FAIRNESS_FLOOD (2,000) runs of a one-connector-step workflow whose receiver answers after
  * BENCH_FAIRNESS_SLOW_MS (2,000 ms). Each B run is timed from its trigger to its result (Temporal).
- * The figure is the ratio of B's median latency under the flood to its median on a quiet service:
- * "under the flood" is once all of A's runs were accepted, for B runs that began and ended while at
- * least a tenth of them were still unanswered (queued in Temporal or calling the slow receiver).
- * B's runs while A's triggers still pour into the same API process are reported beside it
- * (during_flood_triggers). Other sizes: BENCH_FAIRNESS_SAMPLES (B runs per phase, 20),
+ * The figure is the ratio of B's median latency under the flood to its median on a quiet service.
+ * "Under the flood": B runs that began and ended while A's triggers were still coming in (the API paces
+ * them by how fast the worker takes runs up: src/executions/admission.ts) or, once all were accepted,
+ * while at least a tenth of A's runs were unanswered; both parts are also reported apart. Other sizes: BENCH_FAIRNESS_SAMPLES (B runs per phase, 20),
  * BENCH_FAIRNESS_CONCURRENCY (A's triggers in flight, 32).
  *
  * measureFairness is also what test/load/fairness.test.ts runs, with a smaller flood and a looser bound.
@@ -28,7 +27,7 @@ import { createApiClient } from '../http-load';
 import { runClosedLoop } from '../load';
 import { startReceiver } from '../receiver';
 import { ratio, summarizeLatencies } from '../stats';
-import { quote, waitUntilNoneRunning } from '../visibility';
+import { quote, sleep, waitUntilNoneRunning } from '../visibility';
 import type { BenchContext } from './common';
 
 export interface FairnessOptions {
@@ -57,17 +56,18 @@ export interface FairnessResult {
   flood_trigger_error_samples: string[];
   /** B alone, trigger to result. */
   idle_latency_ms: ReturnType<typeof summarizeLatencies>;
-  /** B once A's runs were all accepted, while at least a tenth of them were unanswered: trigger to result. */
+  /** B while the flood went on (both parts below): trigger to result. */
   under_flood_latency_ms: ReturnType<typeof summarizeLatencies>;
-  /** B while A's triggers were still pouring into the API (same process, same admission gate). */
+  /** The part of them while A's triggers were still pouring into the API (same process, same admission gate). */
   during_flood_triggers_latency_ms: ReturnType<typeof summarizeLatencies>;
+  /** The part once A's runs were all accepted, while at least a tenth of them were unanswered. */
+  after_flood_accepted_latency_ms: ReturnType<typeof summarizeLatencies>;
   /** Runs of A not yet answered by its receiver when each counted B run began (median, min). */
   flood_in_flight_at_b_start: { p50: number; min: number };
   /** B runs left out: they ended after the flood had mostly drained. */
   b_runs_after_flood: number;
   p50_ratio: number | null;
   p90_ratio: number | null;
-  during_flood_triggers_p50_ratio: number | null;
   /** From A's first trigger until every A run had closed. */
   flood_drain_ms: number;
 }
@@ -175,29 +175,29 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
     const floodThreshold = Math.max(1, Math.floor(options.flood / 10));
     let accepted = false;
     void flooding.then(() => (accepted = true));
+    // The flood is under way once a tenth of it came in.
+    while (triggered < floodThreshold && !accepted) await sleep(20);
 
-    // While A's triggers pour in (they share the API and its admission gate with B's).
+    // B runs one at a time while the flood lasts: first while A's triggers still pour into the API
+    // (they share its process and admission gate with B's), then while A's accepted runs are in flight.
     const duringTriggers: number[] = [];
-    while (!accepted && duringTriggers.length < options.samples) {
-      const latency = await runB(1000 + duringTriggers.length);
-      if (!accepted) duringTriggers.push(latency);
-    }
-    const started = await flooding;
-    say(`fairness: ${started.latencies.length} of A accepted; B runs while they are in flight`);
-
-    // A's runs accepted, in flight in Temporal and the worker: the figure.
-    const crowded: number[] = [];
+    const afterAccepted: number[] = [];
     const inFlightAtStart: number[] = [];
     let afterFlood = 0;
-    for (let i = 0; crowded.length < options.samples; i++) {
+    const floodGoesOn = () => !accepted || inFlight() >= floodThreshold;
+    for (let i = 0; duringTriggers.length + afterAccepted.length < options.samples; i++) {
+      if (!floodGoesOn()) break;
       const atStart = inFlight();
-      if (atStart < floodThreshold) break;
-      const latency = await runB(2000 + i);
-      if (inFlight() >= floodThreshold) {
-        crowded.push(latency);
+      const triggering = !accepted;
+      const latency = await runB(1000 + i);
+      if (!floodGoesOn()) afterFlood += 1;
+      else {
+        (triggering ? duringTriggers : afterAccepted).push(latency);
         inFlightAtStart.push(atStart);
-      } else afterFlood += 1;
+      }
     }
+    const crowded = [...duringTriggers, ...afterAccepted];
+    const started = await flooding;
     if (process.env['BENCH_FAIRNESS_DEBUG']) {
       let shown = 0;
       for await (const run of client.workflow.list({
@@ -216,6 +216,7 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
     const idleLatency = summarizeLatencies(idle);
     const crowdedLatency = summarizeLatencies(crowded);
     const triggersLatency = summarizeLatencies(duringTriggers);
+    const acceptedLatency = summarizeLatencies(afterAccepted);
     const sortedInFlight = [...inFlightAtStart].sort((x, y) => x - y);
     return {
       flood: options.flood,
@@ -225,6 +226,7 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
       idle_latency_ms: idleLatency,
       under_flood_latency_ms: crowdedLatency,
       during_flood_triggers_latency_ms: triggersLatency,
+      after_flood_accepted_latency_ms: acceptedLatency,
       flood_in_flight_at_b_start: {
         p50: sortedInFlight[Math.floor(sortedInFlight.length / 2)] ?? 0,
         min: sortedInFlight[0] ?? 0,
@@ -232,7 +234,6 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
       b_runs_after_flood: afterFlood,
       p50_ratio: ratio(crowdedLatency.p50, idleLatency.p50),
       p90_ratio: ratio(crowdedLatency.p90, idleLatency.p90),
-      during_flood_triggers_p50_ratio: ratio(triggersLatency.p50, idleLatency.p50),
       flood_drain_ms: Math.round(drainMs),
     };
   } finally {
