@@ -66,6 +66,9 @@ export interface FairnessResult {
   flood_in_flight_at_b_start: { p50: number; min: number };
   /** B runs left out: they ended after the flood had mostly drained. */
   b_runs_after_flood: number;
+  /** B triggers the API refused (429 after waiting for their turn), left out of the latencies. */
+  b_triggers_refused: number;
+  b_refusal_samples: string[];
   p50_ratio: number | null;
   p90_ratio: number | null;
   /** From A's first trigger until every A run had closed. */
@@ -144,9 +147,19 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
       const t0 = at(history.events![0]!);
       return history.events!.map((e) => `${e.eventType}@${Math.round(at(e) - t0)}`).join(' ');
     };
-    const runB = async (n: number): Promise<number> => {
+    let refused = 0;
+    const refusals: string[] = [];
+    /** B's run, trigger to result; undefined when the API refused the trigger (429 after waiting its turn). */
+    const runB = async (n: number): Promise<number | undefined> => {
       const started = performance.now();
-      const id = await apiB.trigger('fairness-fast', { n });
+      let id: string;
+      try {
+        id = await apiB.trigger('fairness-fast', { n });
+      } catch (error) {
+        refused += 1;
+        if (refusals.length < 3) refusals.push((error as Error).message.slice(0, 200));
+        return undefined;
+      }
       await client.workflow.getHandle(id).result();
       const took = performance.now() - started;
       if (process.env['BENCH_FAIRNESS_DEBUG'])
@@ -157,7 +170,10 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
     say(`fairness: ${options.samples} runs of B on a quiet service`);
     for (let i = 0; i < 3; i++) await runB(i); // warm-up
     const idle: number[] = [];
-    for (let i = 0; i < options.samples; i++) idle.push(await runB(i));
+    for (let i = 0; i < options.samples; i++) {
+      const latency = await runB(i);
+      if (latency !== undefined) idle.push(latency);
+    }
 
     say(`fairness: A floods ${options.flood} runs answered after ${options.slowMs} ms; B runs beside them`);
     const floodBegan = performance.now();
@@ -190,6 +206,7 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
       const atStart = inFlight();
       const triggering = !accepted;
       const latency = await runB(1000 + i);
+      if (latency === undefined) continue;
       if (!floodGoesOn()) afterFlood += 1;
       else {
         (triggering ? duringTriggers : afterAccepted).push(latency);
@@ -232,6 +249,8 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
         min: sortedInFlight[0] ?? 0,
       },
       b_runs_after_flood: afterFlood,
+      b_triggers_refused: refused,
+      b_refusal_samples: refusals,
       p50_ratio: ratio(crowdedLatency.p50, idleLatency.p50),
       p90_ratio: ratio(crowdedLatency.p90, idleLatency.p90),
       flood_drain_ms: Math.round(drainMs),
