@@ -120,6 +120,7 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
       ...options.extraActivities,
       ...createActivities({
         ...options,
+        localCallSlotsPerWorkspace: options.tuning.localCallSlotsPerWorkspace,
         encryptsPayloads,
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),
