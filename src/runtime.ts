@@ -33,11 +33,11 @@ import { openDatabase, type Database } from './store/db';
 import { migrate } from './store/migrate';
 import { ensureTemporalCli } from './temporal/cli';
 import { connectTemporal, resolveTemporalTarget, type TemporalConnection } from './temporal/connection';
-import { terminateCrashLoopingRuns } from './temporal/crash-loop';
 import { startDevServer, type DevServer } from './temporal/dev-server';
 import { payloadCodecsOf } from './temporal/encryption-codec';
 import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
 import { rollOutWorkerVersion, workerVersion } from './temporal/worker-deployment';
+import { runProbationWorker, type RunningWorker } from './temporal/probation-worker';
 import { createExecutionWorker, installTemporalRuntime, loadWorkflowBundle } from '../workers/worker';
 
 export interface RuntimeOptions {
@@ -159,45 +159,38 @@ export async function startRuntime({
       );
     }
 
-    let worker: Worker | undefined;
+    let execution: RunningWorker | undefined;
     let workerStopped: Promise<void> = new Promise(() => undefined);
     if (runWorker) {
       const bundle = workflowBundle ?? (await loadWorkflowBundle(logger));
       const version = config.workerVersioning && workerVersion(config.workerVersioning, bundle);
-      worker = await createExecutionWorker({
-        connection: temporal.connection,
-        namespace: temporal.namespace,
-        taskQueue: config.temporal.taskQueue,
-        logger,
-        db,
-        reads,
-        cipher,
-        compute,
-        allowPrivateDestinations: config.allowPrivateDestinations,
-        maxResponseBytes: config.connector.maxResponseBytes,
-        bodyIdleTimeoutMs: config.connector.bodyIdleTimeoutMs,
-        ai: config.ai,
-        aiTokensPerDay: config.workspaceLimits.ai_tokens_per_day,
-        webhookRetryScheduleMs: config.webhookRetryScheduleMs,
-        deliveryLogRetentionDays: config.deliveryLogRetentionDays,
-        executionRetentionDays: config.temporal.retentionDays,
-        bundle,
-        version,
-        payloadCodecs: temporal.payloadCodecs,
-        tracing,
-        extraActivities,
-        tuning: config.worker,
-        onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
-      });
-      // A run that crashed the worker before (maybe just now) must not crash this one.
-      await terminateCrashLoopingRuns({
-        client: temporal.client,
-        taskQueue: config.temporal.taskQueue,
-        maxAttempts: config.temporal.crashLoopAttempts,
-        logger,
-      }).catch((error: unknown) =>
-        logger.warn({ err: error }, 'Could not check for runs that crash the worker'),
-      );
+      const create = (probation: { identity: string } | undefined) =>
+        createExecutionWorker({
+          connection: temporal.connection,
+          namespace: temporal.namespace,
+          taskQueue: config.temporal.taskQueue,
+          logger,
+          db,
+          reads,
+          cipher,
+          compute,
+          allowPrivateDestinations: config.allowPrivateDestinations,
+          maxResponseBytes: config.connector.maxResponseBytes,
+          bodyIdleTimeoutMs: config.connector.bodyIdleTimeoutMs,
+          ai: config.ai,
+          aiTokensPerDay: config.workspaceLimits.ai_tokens_per_day,
+          webhookRetryScheduleMs: config.webhookRetryScheduleMs,
+          deliveryLogRetentionDays: config.deliveryLogRetentionDays,
+          executionRetentionDays: config.temporal.retentionDays,
+          bundle,
+          version,
+          payloadCodecs: temporal.payloadCodecs,
+          tracing,
+          extraActivities,
+          tuning: config.worker,
+          onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
+          probation,
+        });
       await ensureHousekeepingSchedule(
         temporal.client,
         config.temporal.taskQueue,
@@ -205,16 +198,18 @@ export async function startRuntime({
       ).catch((error: unknown) =>
         logger.warn({ err: error }, 'Could not set up the housekeeping schedule; the next start tries again'),
       );
-      const running = worker.run();
-      workerStopped = running.then(
-        () => undefined,
-        (error: unknown) => logger.fatal({ err: error }, 'The worker stopped'),
-      );
-      const w = worker;
-      cleanups.push(async () => {
-        if (w.getState() === 'RUNNING') w.shutdown();
-        await running.catch(() => undefined);
+      // A run that crashed the worker before (maybe just now) must not crash this one, nor take the runs
+      // that were in flight with it down too: probation (temporal/crash-loop.ts).
+      const running = await runProbationWorker({
+        client: temporal.client,
+        taskQueue: config.temporal.taskQueue,
+        maxAttempts: config.temporal.crashLoopAttempts,
+        logger,
+        create,
       });
+      execution = running;
+      workerStopped = running.stopped;
+      cleanups.push(() => running.stop());
       if (config.workerVersioning && version)
         await rollOutWorkerVersion(
           temporal.client,
@@ -274,7 +269,17 @@ export async function startRuntime({
       logger.info({ url, docs: `${url}${API_REFERENCE_PATH}` }, 'API listening');
     }
 
-    return { services, devServer, server, worker, workerStopped, stop };
+    return {
+      services,
+      devServer,
+      server,
+      // The probation worker is replaced by a normal one once no run is suspected of crashing it.
+      get worker() {
+        return execution?.current;
+      },
+      workerStopped,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -44,6 +44,11 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   tracing?: Tracing;
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
+  /**
+   * Probation (src/temporal/crash-loop.ts): this identity, one workflow task at a time and no sticky
+   * cache (the SDK allows a single workflow task slot only without one), so that a crash names its run.
+   */
+  probation?: { identity: string };
 }
 
 const SDK_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -131,6 +136,11 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
     },
     sinks: options.tracing ? { ...metricsSinks, ...tracingSinks(options.tracing) } : metricsSinks,
     ...workerTuning(options.tuning),
+    ...(options.probation && {
+      identity: options.probation.identity,
+      maxConcurrentWorkflowTaskExecutions: 1,
+      maxCachedWorkflows: 0,
+    }),
     ...(options.version && {
       workerDeploymentOptions: {
         useWorkerVersioning: true,

@@ -7,14 +7,21 @@
  *
  * The crash is real: test workflow code (support/crash-interceptor.ts, bundled only here) makes the
  * worker abort the way issue 14's expressions did.
+ *
+ * A bystander run is in the middle of a slow connector call (its workflow task open while the step local
+ * activity runs) each time the poison run takes the process down: its task times out with the poison's,
+ * comes due with it, and reaches CRASH_LOOP_ATTEMPTS with it. Only the poison may be terminated: the
+ * worker goes into probation (one workflow task at a time) until the poison has crashed it alone, and the
+ * bystander completes.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { newApiKey } from '../../src/ids';
 import { superviseService, type Supervisor } from '../../src/supervisor';
-import { createWorkflow, definition, rulesStep, type ExecutionBody } from '../support/fixtures';
+import { createWorkflow, definition, httpStep, rulesStep, type ExecutionBody } from '../support/fixtures';
 import { capturingLogger } from '../support/log-capture';
 import { freePort } from '../support/ports';
 import { apiClient, sharedTemporal, tempDir, type ApiClient } from '../support/stack';
@@ -29,9 +36,24 @@ describe('fault: a run that crashes the worker @integration @faults', function (
   /** The service processes' own output (the aborts print native stack traces): shown if a test fails. */
   let output = '';
   let workflowId: string;
+  /** A connector step to `slow`, which answers after SLOW_MS. */
+  let slowWorkflowId: string;
+  let slow: http.Server;
+  let slowCalls = 0;
+  const SLOW_MS = 3_000;
 
   before(async () => {
     dataDir = tempDir('sy-crash-loop-');
+    slow = http.createServer((req, res) => {
+      slowCalls += 1;
+      req.resume();
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ slow: true }));
+      }, SLOW_MS);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../../workers/workflows'),
       workflowInterceptorModules: [require.resolve('../support/crash-interceptor')],
@@ -50,8 +72,11 @@ describe('fault: a run that crashes the worker @integration @faults', function (
         PORT: String(port),
         HOST: '127.0.0.1',
         BOOTSTRAP_API_KEY: key,
-        LOG_LEVEL: 'error',
+        // Info: the tests follow the worker into probation and out of it.
+        LOG_LEVEL: 'info',
         TEST_WORKFLOW_BUNDLE: bundlePath,
+        // The bystander's connector calls the local slow server.
+        ALLOW_PRIVATE_DESTINATIONS: 'true',
       },
       logger: log.logger,
       onOutput: (text) => (output += text),
@@ -64,6 +89,7 @@ describe('fault: a run that crashes the worker @integration @faults', function (
       api,
       definition([rulesStep('echo', [{ when: 'true', output: '{{ input }}' }])]),
     );
+    slowWorkflowId = await createWorkflow(api, definition([httpStep('call', { url: `${slowUrl}/work` })]));
   });
   afterEach(function () {
     if (this.currentTest?.state === 'failed')
@@ -71,18 +97,24 @@ describe('fault: a run that crashes the worker @integration @faults', function (
   });
   after(async () => {
     await supervisor?.stop();
+    slow?.closeAllConnections();
+    await new Promise((resolve) => slow?.close(resolve));
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  /** Triggers (retrying while the service restarts), then waits for a final status. */
-  async function runToEnd(input: unknown): Promise<ExecutionBody> {
-    const id = await waitFor(
+  /** Triggers (retrying while the service restarts); returns the execution id. */
+  function start(input: unknown, workflow = workflowId): Promise<string> {
+    return waitFor(
       async () => {
-        const res = await api.post(`/v1/workflows/${workflowId}/trigger`, input).catch(() => undefined);
+        const res = await api.post(`/v1/workflows/${workflow}/trigger`, input).catch(() => undefined);
         return res?.status === 202 ? (res.body as { execution_id: string }).execution_id : undefined;
       },
       { what: 'the trigger to be accepted', timeoutMs: 60_000 },
     );
+  }
+
+  /** Waits for a final status. */
+  function toEnd(id: string): Promise<ExecutionBody> {
     return waitFor(
       async () => {
         const res = await api.get(`/v1/executions/${id}`).catch(() => undefined);
@@ -93,14 +125,51 @@ describe('fault: a run that crashes the worker @integration @faults', function (
     );
   }
 
+  async function runToEnd(input: unknown): Promise<ExecutionBody> {
+    return toEnd(await start(input));
+  }
+
+  let bystander: Promise<ExecutionBody>;
+
   it('runs ordinary executions before the crash', async () => {
     expect((await runToEnd({ n: 1 })).status).to.equal('success');
   });
 
   it('terminates the crashing run after CRASH_LOOP_ATTEMPTS crashes, with a reason that says so', async () => {
+    // The bystander's workflow task is in flight (its connector call waits on `slow`) when the poison
+    // takes the process down.
+    const bystanderId = await start({ n: 3 }, slowWorkflowId);
+    bystander = toEnd(bystanderId);
+    await waitFor(async () => slowCalls > 0 || undefined, { what: 'the bystander to call the slow server' });
     const crashed = await runToEnd({ crash_worker: true });
     expect(crashed.status).to.equal('terminated');
-    expect(crashed.error?.message).to.match(/timed out 3 times in a row, each time taking down the worker/);
+    expect(crashed.error?.message).to.match(
+      /timed out \d+ times in a row, each time taking down the worker .*on a worker in probation that ran nothing else/,
+    );
+  });
+
+  it('does not terminate a run that was in flight at each crash: it completes', async () => {
+    const done = await bystander;
+    expect(done.status, `the bystander ended ${done.status}: ${done.error?.message}`).to.equal('success');
+    expect(slowCalls, 'the bystander was in flight at the crashes').to.be.at.least(2);
+  });
+
+  it('worked in probation, one workflow task at a time, and left it once no suspect was left', async () => {
+    expect(output).to.match(/this worker starts in probation \(one workflow task at a time\)/);
+    // The last process that started in probation replaced its worker by a normal one, or a later
+    // process started without probation.
+    await waitFor(
+      async () => {
+        const last = output.lastIndexOf('starts in probation');
+        const itsStart = output.indexOf('Worker running', last);
+        return (
+          output.includes('Worker out of probation', last) ||
+          (itsStart >= 0 && output.includes('Worker running', itsStart + 1)) ||
+          undefined
+        );
+      },
+      { what: 'the worker to leave probation', timeoutMs: 30_000 },
+    );
   });
 
   it('restarted the crashed service process each time, with a growing delay, and logged why', () => {
