@@ -120,6 +120,7 @@ const envSchema = z.object({
   WORKER_ROLLOUT: z.enum(['replace', 'rolling', 'manual']).default('replace'),
   CONSOLE_SESSION_HOURS: z.coerce.number().positive().max(720).default(12),
   CONSOLE_SECURE_COOKIE: booleanFromEnv.optional(),
+  TRUST_PROXY: booleanFromEnv.default(false),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -207,6 +208,8 @@ export interface Config {
   workerVersioning: WorkerVersioning | undefined;
   /** The web console's sign-in: how long a session lasts, and whether its cookie is Secure (undefined: when the request came over TLS). */
   console: { sessionTtlMs: number; secureCookie: boolean | undefined };
+  /** Trust X-Forwarded-Proto (and -Host, -For) from a proxy in front (TRUST_PROXY). */
+  trustProxy: boolean;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -325,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTtlMs: Math.round(e.CONSOLE_SESSION_HOURS * 3_600_000),
       secureCookie: e.CONSOLE_SECURE_COOKIE,
     },
+    trustProxy: e.TRUST_PROXY,
     environment: present as Record<string, string>,
   };
 }
