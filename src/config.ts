@@ -84,6 +84,7 @@ const envSchema = z.object({
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   METRICS_ENABLED: booleanFromEnv.default(true),
   METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
@@ -171,7 +172,8 @@ export interface Config {
    * Prometheus metrics (docs/operations.md#metrics): `GET /metrics` on `port` when set, else on the API's
    * port; with `token`, only for `Authorization: Bearer <token>`.
    */
-  metrics: { enabled: boolean; port: number | undefined; token: string | undefined };
+  /** `host`: where the METRICS_PORT server listens (METRICS_HOST, loopback unless set). */
+  metrics: { enabled: boolean; port: number | undefined; host: string; token: string | undefined };
   bodyLimitBytes: number;
   /** Token bucket per API key (RATE_LIMIT_*). */
   rateLimit: { perSecond: number; burst: number };
@@ -289,7 +291,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    metrics: {
+      enabled: e.METRICS_ENABLED,
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST,
+      token: e.METRICS_TOKEN,
+    },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     workspaceRateLimit: { perSecond: e.WORKSPACE_RATE_LIMIT_PER_SECOND, burst: e.WORKSPACE_RATE_LIMIT_BURST },

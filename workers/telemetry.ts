@@ -24,7 +24,7 @@ export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/interc
 export const metricsSinks: InjectedSinks<MetricsSinks> = {
   switchyardMetrics: {
     executionClosed: {
-      fn: (_info, status, workspace, workflow) => metrics.executions.inc({ status, workspace, workflow }),
+      fn: (_info, status, workspace, workflow) => metrics.executionClosed(status, workspace, workflow),
       callDuringReplay: false,
     },
   },
