@@ -42,6 +42,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
@@ -212,6 +213,8 @@ export interface Config {
   console: { sessionTtlMs: number; secureCookie: boolean | undefined };
   /** Trust X-Forwarded-Proto (and -Host, -For) from a proxy in front (TRUST_PROXY). */
   trustProxy: boolean;
+  /** PostgreSQL statement_timeout of the pool's connections (0: none). */
+  databaseStatementTimeoutMs: number;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -265,6 +268,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -113,7 +113,11 @@ export async function startRuntime({
     await ensureSearchAttributes(temporal, logger);
     await ensureRetention(temporal, config.temporal.retentionDays, logger);
 
-    const db: Database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    const db: Database = await openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.dataDir,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+    });
     cleanups.push(() => db.close());
     const migration = await migrate(db);
     if (migration.to !== migration.from) logger.info(migration, 'Database migrated');
