@@ -10,7 +10,7 @@ import {
 } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../hooks/hook-secrets';
-import { afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
+import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -285,6 +285,7 @@ export function workflowRoutes(): AnyRoute[] {
           (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowTaken(definition.id);
+        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
         return {
           status: 201,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
@@ -383,6 +384,7 @@ export function workflowRoutes(): AnyRoute[] {
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowNotFound(params.id);
+        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
         return {
           status: 200,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
@@ -400,9 +402,11 @@ export function workflowRoutes(): AnyRoute[] {
       responses: { 204: { description: 'Deleted' } },
       errors: [404],
       handler: async ({ services, auth, params }) => {
-        const deleted = await deleteWorkflow(services.db, auth.workspaceId, params.id, () =>
-          beforeWorkflowDeleted(services, auth.workspaceId, params.id),
-        );
+        // Only an existing workflow's schedule is removed (the id could be anything); then its rows.
+        if (!(await getWorkflowVersion(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
+        await beforeWorkflowDeleted(services, auth.workspaceId, params.id);
+        const deleted = await deleteWorkflow(services.db, auth.workspaceId, params.id);
         if (!deleted) throw workflowNotFound(params.id);
         return { status: 204 };
       },
