@@ -1,4 +1,5 @@
-"""Schemathesis hooks for test/integration/openapi-fuzz.test.ts (loaded through SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for test/integration/openapi-fuzz.test.ts and for a run against `npm start`
+(docs/development.md; loaded through SCHEMATHESIS_HOOKS).
 
 Three things, each as narrow as it can be:
 
