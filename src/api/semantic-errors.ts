@@ -108,8 +108,7 @@ export const DEFINITION_ERRORS: SemanticError[] = [
     code: 'invalid_definition',
     path: '/trigger/cron',
     message: '.*',
-    description:
-      'The schedule\'s `cron` is not a cron expression the scheduler accepts (five fields, or "@every ...").',
+    description: "The schedule's `cron` is not a cron expression the scheduler accepts.",
   },
   {
     code: 'invalid_definition',

@@ -2868,7 +2868,7 @@ export interface operations {
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
-       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts (five fields, or "@every ...").
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
        */
@@ -3702,7 +3702,7 @@ export interface operations {
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
-       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts (five fields, or "@every ...").
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
        *     - `invalid_definition`: The body's `id` is not the URL's (it may be left out).
