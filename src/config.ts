@@ -31,6 +31,12 @@ const retrySchedule = (defaultSeconds: number[]) =>
     .default(defaultSeconds.join(','))
     .transform((value) => value.split(',').map((part) => Math.round(Number(part.trim()) * 1000)));
 
+/**
+ * SECRETS_KEY values printed in this repository (docker-compose.yml's old default, the docs' `...`): public,
+ * so a key equal to one of them protects nothing. Refused at start rather than silently used.
+ */
+export const PLACEHOLDER_SECRETS_KEYS: readonly string[] = ['insecure-placeholder-set-SECRETS_KEY', '...'];
+
 const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -50,7 +56,13 @@ const envSchema = z.object({
     .string()
     .regex(/^sk_[A-Za-z0-9]{32,}$/, 'must look like sk_ followed by at least 32 base62 characters')
     .optional(),
-  SECRETS_KEY: z.string().min(1).optional(),
+  SECRETS_KEY: z
+    .string()
+    .min(1)
+    .refine((value) => !PLACEHOLDER_SECRETS_KEYS.includes(value.trim()), {
+      message: 'is a placeholder from the documentation; generate a key (openssl rand -base64 32)',
+    })
+    .optional(),
   PAYLOAD_ENCRYPTION_KEYS: z
     .string()
     .transform((text, ctx) => {

@@ -1,42 +1,31 @@
 /**
- * Reading one execution (docs/api.md#executions): describe (status, pending attempts) and history (steps) in
- * parallel, strongly consistent, never a replay. Another workspace's execution is a plain 404.
+ * Reading one execution (docs/api.md#executions): describe (status, pending attempts, and whose it is),
+ * then the history (steps) of the run described, strongly consistent, never a replay. Another
+ * workspace's execution, or an id that exists nowhere, is a plain 404 decided by the describe alone: the
+ * history (which can be large) is fetched only for the caller's own executions.
  */
-import { notFound } from '../errors';
-import { EXECUTION_ID_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
 import { decodeFailure, decodeHistory, mapExecution } from '../temporal/history-mapper';
-import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
-import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
+import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
+import { executionNotFound, locateExecution } from './locate';
 import type { ExecutionView } from './views';
 
-/** describe + the whole history: more than one call's worth. */
+/** The whole history: more than one call's worth. */
 const HISTORY_TIMEOUT_MS = 10_000;
-
-const executionNotFound = (executionId: string) =>
-  notFound('execution_not_found', `No execution '${executionId}' in this workspace.`);
 
 export async function readExecution(
   services: Services,
   workspaceId: string,
   executionId: string,
 ): Promise<ExecutionView> {
-  if (!EXECUTION_ID_PATTERN.test(executionId)) throw executionNotFound(executionId);
+  // Ownership first: describe is one small call, and answers 404 for other workspaces' ids.
+  const { description } = await locateExecution(services, workspaceId, executionId);
   const { client, connection } = services.temporal;
-  const handle = client.workflow.getHandle(executionId);
+  // The run just described (a newer run started since would not be the one whose ownership was checked).
+  const handle = client.workflow.getHandle(executionId, description.runId);
   try {
-    const [description, history] = await callTemporal(
-      connection,
-      () => Promise.all([handle.describe(), handle.fetchHistory()]),
-      HISTORY_TIMEOUT_MS,
-    );
-    if (
-      description.type !== EXECUTION_WORKFLOW_TYPE ||
-      description.typedSearchAttributes.get(WORKSPACE_ATTRIBUTE) !== workspaceId
-    ) {
-      throw executionNotFound(executionId);
-    }
+    const history = await callTemporal(connection, () => handle.fetchHistory(), HISTORY_TIMEOUT_MS);
     const events = history.events ?? [];
     await decodeHistory(events, services.temporal.payloadCodecs);
     const pendingActivities = description.raw.pendingActivities ?? [];

@@ -61,6 +61,15 @@ function hostOf(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
+/**
+ * The refusal for a name that resolves to a non-public address. The address itself stays out: the
+ * message reaches the workspace (step errors, delivery attempts), and which private address an internal
+ * name maps to is a map of the operator's network.
+ */
+function nonPublicName(host: string): string {
+  return `${host} resolves to a non-public address`;
+}
+
 /** Checks the URL and every address its host resolves to. */
 export async function checkDestination(raw: string, policy: DestinationPolicy): Promise<URL> {
   const url = checkUrlForm(raw, policy);
@@ -74,7 +83,7 @@ export async function checkDestination(raw: string, policy: DestinationPolicy): 
     throw new DestinationError(`${host} does not resolve`);
   }
   const bad = addresses.find((a) => isNonPublicAddress(a.address));
-  if (bad) throw new DestinationError(`${host} resolves to ${bad.address}, which is not a public address`);
+  if (bad) throw new DestinationError(nonPublicName(host));
   return url;
 }
 
@@ -89,11 +98,7 @@ export function guardedLookup(policy: DestinationPolicy): net.LookupFunction {
       const list = addresses;
       const bad = policy.allowPrivate ? undefined : list.find((a) => isNonPublicAddress(a.address));
       if (bad) {
-        return callback(
-          new DestinationError(`${hostname} resolves to ${bad.address}, which is not a public address`),
-          '',
-          0,
-        );
+        return callback(new DestinationError(nonPublicName(hostname)), '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
       const first = list[0]!;

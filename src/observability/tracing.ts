@@ -137,11 +137,16 @@ export function requestSpans(tracing: Tracing, routeOf: (ctx: Koa.Context) => st
   };
 }
 
-/** A client span around an outbound HTTP call (connectors, AI, webhooks); just `fn` when tracing is off. */
+/**
+ * A client span around an outbound HTTP call (connectors, AI, webhooks); just `fn` when tracing is off.
+ * `redact` masks what the recorded URL must not show: the values of the workspace's secrets that
+ * templates put into the URL (traces go to a third-party backend, outside the secrets' protection).
+ */
 export async function outboundSpan<T>(
   method: string,
   url: string,
   fn: (span: Span | undefined) => Promise<T>,
+  redact: (text: string) => string = (text) => text,
 ): Promise<T> {
   // Only inside a traced run: an untraced run in a tracing process (or a process without) pays nothing.
   if (!installed || !trace.getActiveSpan()) return fn(undefined);
@@ -153,10 +158,10 @@ export async function outboundSpan<T>(
   }
   const attributes: Attributes = {
     'http.request.method': method,
-    // Without the query string: it may carry credentials.
+    // Without the query string (it may carry credentials), and with secrets masked in the rest.
     ...(target && {
-      'url.full': `${target.protocol}//${target.host}${target.pathname}`,
-      'server.address': target.hostname,
+      'url.full': redact(`${target.protocol}//${target.host}${target.pathname}`),
+      'server.address': redact(target.hostname),
     }),
   };
   return installed.tracer.startActiveSpan(

@@ -36,7 +36,9 @@ describe('hostile definitions @integration', function () {
   let receiver: Receiver;
   before(async function () {
     this.timeout(120_000);
-    service = await startTestService();
+    // An operator may raise steps_per_definition past its default of 200 (docs/operations.md#limits):
+    // the engine must still run such definitions.
+    service = await startTestService({ env: { WORKSPACE_MAX_STEPS_PER_DEFINITION: '300' } });
     receiver = await Receiver.start();
   });
   after(async () => {

@@ -321,15 +321,11 @@ describe('security: server-side request forgery @integration', function () {
       }
 
       it('a delivery refuses a name that resolves to loopback only when connecting', async () => {
-        expect(await deliveryError('hook.rebind.test')).to.include(
-          'resolves to 127.0.0.1, which is not a public address',
-        );
+        expect(await deliveryError('hook.rebind.test')).to.include('resolves to a non-public address');
       });
 
       it('a delivery refuses a name that resolved to a public address at registration only', async () => {
-        expect(await deliveryError('late.rebind.test')).to.include(
-          'resolves to 127.0.0.1, which is not a public address',
-        );
+        expect(await deliveryError('late.rebind.test')).to.include('resolves to a non-public address');
       });
 
       for (const [host, what] of [

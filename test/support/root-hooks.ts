@@ -1,11 +1,18 @@
 /**
  * Mocha root hooks: the shared Temporal dev server is stopped once, after every test; and after each
  * test, the built-in prototypes must be as they were (prototype-watch.ts).
+ *
+ * The suite runs its files in parallel processes (.mocharc.json `parallel`): there root hooks run once
+ * per file, and each worker process keeps its dev server from file to file. The server goes when the
+ * process does (src/temporal/dev-server.ts ties it to its parent), so a worker never stops it itself.
  */
 import { prototypeChanges, snapshotPrototypes } from './prototype-watch';
 import { stopSharedTemporal } from './stack';
 
 /** Taken once every spec file is loaded: what modules set up when they load is not a finding. */
+/** Mocha sets this in the worker processes of a parallel run. */
+const IN_PARALLEL_WORKER = process.env['MOCHA_WORKER_ID'] !== undefined;
+
 let prototypes: ReturnType<typeof snapshotPrototypes> | undefined;
 
 export const mochaHooks = {
@@ -21,6 +28,7 @@ export const mochaHooks = {
       );
   },
   async afterAll(this: Mocha.Context) {
+    if (IN_PARALLEL_WORKER) return;
     this.timeout(30_000);
     await stopSharedTemporal();
   },

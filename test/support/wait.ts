@@ -5,7 +5,7 @@ export async function waitFor<T>(
     timeoutMs = 20_000,
     intervalMs = 100,
     what = 'condition',
-  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  }: { timeoutMs?: number; intervalMs?: number; what?: string | (() => string) } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -18,7 +18,7 @@ export async function waitFor<T>(
     }
     if (Date.now() > deadline) {
       throw new Error(
-        `Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`,
+        `Timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}${lastError ? `: ${(lastError as Error).message}` : ''}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));

@@ -297,8 +297,11 @@ describe('docker-compose.yml and Dockerfile', () => {
       ]) {
         expect(worker[variable], `worker ${variable} should equal api ${variable}`).to.equal(api[variable]);
       }
-      // Unset, each container would generate its own key, and the worker could not open the API's secrets.
-      expect(api['SECRETS_KEY'], 'SECRETS_KEY must be set for both').to.be.a('string').and.not.equal('');
+      // Unset, each container would generate its own key, and the worker could not open the API's secrets;
+      // a default would be a public key. Compose refuses to start without one (`${SECRETS_KEY:?...}`).
+      const raw = (service('api').environment as Record<string, string>)['SECRETS_KEY'];
+      expect(raw, 'api SECRETS_KEY must be required, without a default').to.match(/^\$\{SECRETS_KEY:\?.+\}$/);
+      expect((service('worker').environment as Record<string, string>)['SECRETS_KEY']).to.equal(raw);
     });
 
     it('encrypts step data in Temporal: one PAYLOAD_ENCRYPTION_KEYS for both, required, decoded by Temporal UI through the API', () => {

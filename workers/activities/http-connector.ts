@@ -60,7 +60,9 @@ export function createHttpConnector(options: HttpConnectorOptions) {
     const secrets = await options.resolveSecrets(meta.workspaceId, spec, meta.secretPointers);
     const resolved = secrets.value as HttpRequestSpec;
     try {
-      const response = await whileHeartbeating(() => send(dispatcher, options, resolved, signal));
+      const response = await whileHeartbeating(() =>
+        send(dispatcher, options, resolved, signal, (text) => secrets.mask(text)),
+      );
       return secrets.mask<HttpResponseOutput>(response);
     } catch (error) {
       rethrowIfCanceled();
@@ -74,6 +76,8 @@ async function send(
   options: HttpConnectorOptions,
   spec: HttpRequestSpec,
   signal: AbortSignal,
+  /** Masks the secrets' values in what is recorded (the span's URL). */
+  redact: (text: string) => string,
 ): Promise<HttpResponseOutput> {
   let method = spec.method.toUpperCase();
   let url = withQuery(spec.url, spec.query);
@@ -83,17 +87,22 @@ async function send(
   for (let hop = 0; ; hop++) {
     checkUrlForm(url, options.policy);
     const headers = crossedOrigin ? withoutCredentials(body.headers) : body.headers;
-    const response = await outboundSpan(method, url, async (span) => {
-      const answer = await request(url, {
-        method: method,
-        headers: span ? withTraceContext(headers) : headers,
-        body: body.payload,
-        dispatcher,
-        signal,
-      });
-      span?.setAttribute('http.response.status_code', answer.statusCode);
-      return answer;
-    });
+    const response = await outboundSpan(
+      method,
+      url,
+      async (span) => {
+        const answer = await request(url, {
+          method: method,
+          headers: span ? withTraceContext(headers) : headers,
+          body: body.payload,
+          dispatcher,
+          signal,
+        });
+        span?.setAttribute('http.response.status_code', answer.statusCode);
+        return answer;
+      },
+      redact,
+    );
     const location = header(response.headers, 'location');
     if (
       spec.follow_redirects &&

@@ -48,7 +48,13 @@ export function createSecretResolver(lookup: SecretLookup) {
     for (const { pointer, text } of targets) {
       if (typeof text === 'string') setAt(resolved, pointer, await resolveTemplates(text, { secrets }));
     }
-    const values = Object.values(secrets).filter((v) => v.length >= MIN_MASKED_LENGTH);
+    // Each value as given and as URL encoding writes it (a secret in a URL's path or query is recorded
+    // percent-encoded), longest first so that no shorter value masks part of a longer one.
+    const values = [
+      ...new Set(Object.values(secrets).flatMap((v) => [v, encodeURIComponent(v), encodeURI(v)])),
+    ]
+      .filter((v) => v.length >= MIN_MASKED_LENGTH)
+      .sort((a, b) => b.length - a.length);
     const maskText = (text: string): string =>
       values.reduce((out, secret) => out.split(secret).join(MASK), text);
     const mask = <T>(v: T): T => maskDeep(v, maskText) as T;
