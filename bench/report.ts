@@ -128,6 +128,13 @@ export interface BenchReport {
     quiet_latency_ms: Percentiles;
     beside_loops_latency_ms: Percentiles;
   };
+  fairness?: {
+    flood?: number;
+    slow_ms?: number;
+    flood_trigger_errors?: number;
+    idle_latency_ms: Percentiles & { p90?: Figure };
+    under_flood_latency_ms: Percentiles & { p90?: Figure };
+  };
   environment?: {
     date?: string;
     switchyard_version?: string;
@@ -376,6 +383,27 @@ export function reportRows(report: BenchReport): ReportRow[] {
             'trigger to closed p99 (ms)',
             isolation.beside_loops_latency_ms.p99,
             isolation.quiet_latency_ms.p99,
+          ),
+        ],
+      ),
+    );
+
+  const fairness = report.fairness;
+  if (fairness)
+    rows.push(
+      ...scenario(
+        `Workspace B's run while workspace A floods ${count(fairness.flood)} slow runs (vs B alone)`,
+        `A's receiver answers after ${count(fairness.slow_ms)} ms; B's runs 1 at a time`,
+        [
+          compared(
+            'B trigger to result p50 (ms)',
+            fairness.under_flood_latency_ms.p50,
+            fairness.idle_latency_ms.p50,
+          ),
+          compared(
+            'B trigger to result p90 (ms)',
+            fairness.under_flood_latency_ms.p90,
+            fairness.idle_latency_ms.p90,
           ),
         ],
       ),

@@ -8,7 +8,8 @@
  * BENCH_E2E, BENCH_READS and BENCH_READ_CONCURRENCY (read_execution), BENCH_FIVE_STEP,
  * BENCH_FIVE_STEP_ROUNDS and BENCH_FIVE_STEP_WARMUP (five_step_e2e); BENCH_WEBHOOK_EXECUTIONS,
  * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
- * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_LOG_LEVEL for the service's logs (warn);
+ * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_FAIRNESS_FLOOD, BENCH_FAIRNESS_SLOW_MS,
+ * BENCH_FAIRNESS_SAMPLES and BENCH_FAIRNESS_CONCURRENCY (fairness); BENCH_LOG_LEVEL for the service's logs (warn);
  * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
  * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
@@ -23,6 +24,7 @@ import { writeReportFiles } from './report';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchConsoleExecution } from './scenarios/console-execution';
 import { benchEndToEnd } from './scenarios/end-to-end';
+import { benchFairness } from './scenarios/fairness';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchIsolation } from './scenarios/isolation';
 import { benchOnboard, onboardSettingsFromEnv } from './scenarios/onboard';
@@ -83,6 +85,7 @@ const STACK_SCENARIOS = [
   'five_step_e2e',
   'webhooks',
   'isolation',
+  'fairness',
 ] as const;
 const SCENARIOS = ['onboard', ...STACK_SCENARIOS] as const;
 /**
@@ -112,6 +115,7 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('five_step_e2e') ? { five_step_e2e: await benchFiveStep(ctx) } : {}),
     ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
+    ...(selected.has('fairness') ? { fairness: await benchFairness(ctx) } : {}),
     ...(selected.has('console_execution')
       ? {
           console_execution: await benchConsoleExecution(

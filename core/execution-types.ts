@@ -100,6 +100,11 @@ export type BatchNext =
   | { kind: 'fail'; error: ExecutionError }
   /** The last record (a connector or ai step) failed its first attempt and retries as an activity. */
   | { kind: 'retry'; request: HttpRequestSpec | AiRequestSpec; meta: StepMeta; delay_ms: number }
+  /**
+   * The last record (a connector or ai step) was not attempted: its workspace held its share of the
+   * worker's local calls (workers/activities/step-slots.ts). Every attempt runs as an activity, at once.
+   */
+  | { kind: 'defer'; request: HttpRequestSpec | AiRequestSpec; meta: StepMeta }
   /** The last record is an approval step, now waiting for a decision. */
   | { kind: 'approval'; timeout: string | null };
 

@@ -1,17 +1,12 @@
 /** `npm run build` step: bundles the workflow code once, so workers start without webpack. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { workflowBundlePath } from '../src/paths';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../workers/telemetry';
+import { bundleWorkflows } from '../workers/workflow-bundle';
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workers/workflows'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: new DefaultLogger('WARN'),
-  });
+  const code = await bundleWorkflows(path.resolve(__dirname, '..'));
   fs.mkdirSync(path.dirname(workflowBundlePath), { recursive: true });
   fs.writeFileSync(workflowBundlePath, code);
   process.stdout.write(

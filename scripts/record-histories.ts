@@ -79,6 +79,7 @@ const GROUPS: Group[] = [
   { name: 'housekeeping', record: recordHousekeeping },
   { name: 'webhooks', record: recordWebhooks },
   { name: 'outbox', record: recordUnrecordedDelivery },
+  { name: 'deferral', record: recordDeferrals },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -264,6 +265,75 @@ async function recordFailures(stack: Stack): Promise<Recorded[]> {
       executionId,
     ),
   );
+  return recorded;
+}
+
+/**
+ * Steps deferred past their workspace's share of the worker's local calls (the recording stack allows
+ * one: WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE): a run's connector call is held at the receiver, and the
+ * same workspace's next runs find the share taken, so their connector steps run as activities.
+ */
+async function recordDeferrals(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  stack.receiver.replyOnceTo('/hold', { status: 200, body: { held: true }, until: held });
+  const holder = await createWorkflow(
+    stack.api,
+    definition([httpStep('hold', { method: 'POST', url: `${url}/hold` })]),
+  );
+  const holding = await trigger(stack.api, holder);
+  await waitFor(async () => stack.receiver.requestsTo('/hold').length > 0 || undefined, {
+    what: 'the held call',
+  });
+  const recorded: Recorded[] = [];
+  try {
+    recorded.push(
+      ...(await recordCases(stack, [
+        {
+          name: 'execution-deferred-connector',
+          covers:
+            'a rules step, then a connector step deferred unattempted (its workspace held its share of the local calls): the activity with all its attempts at once, answered 200',
+          steps: [
+            rulesStep('route', [{ when: 'true', output: { tier: 'gold' } }]),
+            httpStep(
+              'crm',
+              { method: 'POST', url: `${url}/deferred`, body: { tier: '{{ steps.route.output.tier }}' } },
+              { retry: ONE_RETRY },
+            ),
+            rulesStep('after', [{ when: 'true', output: '{{ steps.crm.output.status }}' }]),
+          ],
+          status: 'success',
+        },
+      ])),
+    );
+    stack.receiver.replyOnceTo(
+      '/deferred-failing',
+      { status: 500, body: 'down' },
+      { status: 500, body: 'down' },
+    );
+    recorded.push(
+      ...(await recordCases(stack, [
+        {
+          name: 'execution-deferred-failed',
+          covers:
+            'a connector step deferred unattempted whose two attempts (both in the activity) answer 500: the run fails',
+          steps: [
+            httpStep('check', { method: 'POST', url: `${url}/deferred-failing` }, { retry: ONE_RETRY }),
+          ],
+          status: 'failed',
+        },
+      ])),
+    );
+  } finally {
+    release();
+  }
+  await expectEnd(stack, holding, 'success');
+  for (const { history } of recorded) {
+    const deferred = (history.events ?? []).some((event) => event.activityTaskScheduledEventAttributes);
+    if (!deferred)
+      throw new Error('A deferral case ran its step in the local activity: nothing was deferred');
+  }
   return recorded;
 }
 
@@ -622,6 +692,9 @@ async function startStack(): Promise<Stack> {
       AI_MODEL: 'fake-model',
       // One retry, a second after the first attempt.
       WEBHOOK_RETRY_SCHEDULE: '1',
+      // One connector or ai call of a workspace at a time in the local activity: the deferral group holds
+      // it to record deferred steps; the other groups run one execution at a time, so never defer.
+      WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE: '1',
     },
     logger: createLogger('error'),
   });

@@ -108,6 +108,8 @@ const envSchema = z.object({
   WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(40),
   WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
   WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
+  // Default: min(10, WORKER_LOCAL_ACTIVITY_SLOTS); at most WORKER_LOCAL_ACTIVITY_SLOTS (checked in loadConfig).
+  WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE: positiveInt.optional(),
   WORKER_CACHED_WORKFLOWS: z.coerce.number().int().min(0).default(200),
   WORKER_VERSIONING: booleanFromEnv.default(true),
   WORKER_DEPLOYMENT_NAME: z
@@ -220,7 +222,18 @@ export interface WorkerTuning {
   activitySlots: number;
   /** Runs kept in memory between their workflow tasks (an approval's wait, a retry); 0: none. */
   cachedWorkflows: number;
+  /**
+   * Connector and ai calls one workspace may run at once in the step local activity of this worker; its
+   * further steps run as regular activities, shared fairly by Temporal (workers/activities/step-slots.ts).
+   */
+  localCallSlotsPerWorkspace: number;
 }
+
+/**
+ * A tenth of the default local activity slots: one workspace's slow calls never hold more, and a run's
+ * call still goes at once while fewer than ten of its workspace's calls are in flight.
+ */
+export const DEFAULT_LOCAL_CALL_SLOTS_PER_WORKSPACE = 10;
 
 export interface WorkerVersioning {
   /** The Worker Deployment this worker belongs to (default: the task queue's name). */
@@ -255,6 +268,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const e = parsed.data;
+  if (
+    e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE !== undefined &&
+    e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE > e.WORKER_LOCAL_ACTIVITY_SLOTS
+  ) {
+    throw new ConfigError([
+      `WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE: must be at most WORKER_LOCAL_ACTIVITY_SLOTS (${e.WORKER_LOCAL_ACTIVITY_SLOTS}), got ${e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE}`,
+    ]);
+  }
   return {
     port: e.PORT,
     host: e.HOST,
@@ -312,6 +333,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       localActivitySlots: e.WORKER_LOCAL_ACTIVITY_SLOTS,
       activitySlots: e.WORKER_ACTIVITY_SLOTS,
       cachedWorkflows: e.WORKER_CACHED_WORKFLOWS,
+      localCallSlotsPerWorkspace:
+        e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE ??
+        Math.min(DEFAULT_LOCAL_CALL_SLOTS_PER_WORKSPACE, e.WORKER_LOCAL_ACTIVITY_SLOTS),
     },
     workerVersioning: e.WORKER_VERSIONING
       ? {

@@ -18,9 +18,6 @@ import {
   type Tracing,
 } from '../src/observability/tracing';
 
-/** The interceptor modules bundled with the workflow code (scripts/bundle-workflows.ts). */
-export const WORKFLOW_INTERCEPTOR_MODULES = [require.resolve('./workflows/interceptors')];
-
 export const metricsSinks: InjectedSinks<MetricsSinks> = {
   switchyardMetrics: {
     executionClosed: {

@@ -3,9 +3,9 @@
  * at every start would cost seconds), and the activities wired to this process's dependencies.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import {
-  bundleWorkflowCode,
   DefaultLogger,
   Runtime,
   Worker,
@@ -20,13 +20,8 @@ import { workflowBundlePath } from '../src/paths';
 import { dataConverterOf } from '../src/temporal/encryption-codec';
 import { createActivities, type ActivityDeps } from './activities';
 import type { Tracing } from '../src/observability/tracing';
-import {
-  activityTelemetry,
-  metricsSinks,
-  tracedActivity,
-  tracingSinks,
-  WORKFLOW_INTERCEPTOR_MODULES,
-} from './telemetry';
+import { activityTelemetry, metricsSinks, tracedActivity, tracingSinks } from './telemetry';
+import { bundleWorkflows } from './workflow-bundle';
 
 export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   connection: NativeConnection;
@@ -93,11 +88,7 @@ export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundle
   logger.info(
     'No prebuilt workflow bundle; bundling the workflow code now (run `npm run build` to skip this)',
   );
-  return bundleWorkflowCode({
-    workflowsPath: require.resolve('./workflows'),
-    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
-    logger: new DefaultLogger('WARN'),
-  });
+  return { code: await bundleWorkflows(path.resolve(__dirname, '..')) };
 }
 
 /**
@@ -129,6 +120,7 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
       ...options.extraActivities,
       ...createActivities({
         ...options,
+        localCallSlotsPerWorkspace: options.tuning.localCallSlotsPerWorkspace,
         encryptsPayloads,
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),

@@ -33,6 +33,7 @@ import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
+import { workspacePriority } from '../../core/fairness';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -385,6 +386,7 @@ export function webhookRoutes(): AnyRoute[] {
             taskQueue: services.config.temporal.taskQueue,
             workflowId: `dlv_${delivery.id}_r${randomBase62(8)}`,
             args: [input],
+            priority: workspacePriority(auth.workspaceId),
             staticSummary: `Redelivery of ${delivery.event} (${delivery.id})`,
           }),
         );

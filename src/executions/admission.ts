@@ -1,11 +1,16 @@
 /**
  * Admission of new executions in a process that runs the worker too (`npm start`): at most `limit`
  * executions this process accepted have not begun their steps yet; a further trigger waits for one of
- * them to begin (first in, first out), and after `maxWaitMs` answers 429 `rate_limited` with
+ * them to begin, and after `maxWaitMs` answers 429 `rate_limited` with
  * Retry-After. So callers are paced by how fast the worker takes runs up, instead of filling a backlog
  * that every later run would wait behind: a new run waits for at most `limit` others, whatever the
  * load. Runs whose steps are slow (a third party taking its time) do not count: they have begun.
  * Nothing accepted is ever dropped; a refused trigger started nothing.
+ *
+ * Waiting triggers queue per workspace, and a freed place goes to the workspaces in turn (round-robin;
+ * first in, first out within one workspace): a workspace that floods the service with triggers waits
+ * behind its own, while another workspace's trigger takes the next place
+ * (docs/operations.md#fair-sharing-of-workers).
  *
  * An execution leaves when its first batch of steps begins (the step local activity, in this very
  * process, says so: `release`), or after `holdMs` at the latest (a run that another process took up
@@ -32,7 +37,8 @@ interface Waiter {
 
 export class AdmissionGate {
   private readonly holding = new Map<string, NodeJS.Timeout>();
-  private readonly queue: Waiter[] = [];
+  /** Waiting triggers by workspace; a workspace's turn comes in the map's order (see next()). */
+  private readonly queues = new Map<string, Waiter[]>();
 
   constructor(private readonly options: AdmissionOptions) {}
 
@@ -42,11 +48,11 @@ export class AdmissionGate {
   }
 
   /**
-   * Takes a place for `executionId`, waiting for one if need be; throws 429 after maxWaitMs. False when
-   * the execution holds one already (a repeated request).
+   * Takes a place for `executionId` of `workspaceId`, waiting for one if need be; throws 429 after
+   * maxWaitMs. False when the execution holds one already (a repeated request).
    */
-  async admit(executionId: string): Promise<boolean> {
-    if (this.holding.size < this.options.limit && this.queue.length === 0) return this.hold(executionId);
+  async admit(executionId: string, workspaceId = ''): Promise<boolean> {
+    if (this.holding.size < this.options.limit && this.queues.size === 0) return this.hold(executionId);
     if (this.holding.has(executionId)) return false;
     return new Promise<boolean>((resolve, reject) => {
       const waiter: Waiter = {
@@ -54,16 +60,33 @@ export class AdmissionGate {
           clearTimeout(waiter.timer);
           const took = this.hold(executionId);
           // A repeated request that waited in line behind its own first one takes no place: pass it on.
-          if (!took) this.queue.shift()?.admit();
+          if (!took) this.next()?.admit();
           resolve(took);
         },
         timer: setTimeout(() => {
-          this.queue.splice(this.queue.indexOf(waiter), 1);
+          const queue = this.queues.get(workspaceId);
+          if (queue) {
+            queue.splice(queue.indexOf(waiter), 1);
+            if (queue.length === 0) this.queues.delete(workspaceId);
+          }
           reject(this.refusal());
         }, this.options.maxWaitMs),
       };
-      this.queue.push(waiter);
+      const queue = this.queues.get(workspaceId);
+      if (queue) queue.push(waiter);
+      else this.queues.set(workspaceId, [waiter]);
     });
+  }
+
+  /** The next waiting trigger: the first of the workspace whose turn it is, which then goes last. */
+  private next(): Waiter | undefined {
+    for (const [workspaceId, queue] of this.queues) {
+      this.queues.delete(workspaceId);
+      const waiter = queue.shift();
+      if (queue.length > 0) this.queues.set(workspaceId, queue);
+      if (waiter) return waiter;
+    }
+    return undefined;
   }
 
   /** The execution's steps began (or it will not start): its place goes to the next. */
@@ -72,7 +95,7 @@ export class AdmissionGate {
     if (!timer) return;
     clearTimeout(timer);
     this.holding.delete(executionId);
-    this.queue.shift()?.admit();
+    this.next()?.admit();
   }
 
   /** False when the execution holds a place already. */

@@ -22,6 +22,7 @@ import {
   WORKSPACE_ATTRIBUTE,
 } from '../../core/search-attributes';
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
+import { workspacePriority } from '../../core/fairness';
 
 export interface TriggerRequest {
   workspaceId: string;
@@ -88,7 +89,7 @@ export async function triggerExecution(
   );
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
-  const admitted = (await services.admission?.admit(executionId)) ?? false;
+  const admitted = (await services.admission?.admit(executionId, request.workspaceId)) ?? false;
   try {
     const started = await startExecutionWorkflow(services, executionId, executionInput, request.requestId);
     if (!started && admitted) services.admission?.release(executionId);
@@ -176,6 +177,8 @@ export function executionStartOptions(
     workflowIdConflictPolicy: 'FAIL' as const,
     workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
     requestEagerStart: services.eagerStart,
+    // Tasks are shared fairly between workspaces (core/fairness.ts).
+    priority: workspacePriority(input.workspaceId),
     // The request that started the run (Temporal UI shows it; workflow interceptors hand it to activities).
     ...(requestId ? { memo: { [REQUEST_ID_MEMO]: requestId } } : {}),
     ...(input.workflow.definition.timeout

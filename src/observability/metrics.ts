@@ -52,6 +52,15 @@ class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly stepsDeferred = new client.Counter({
+    name: 'switchyard_steps_deferred_total',
+    help:
+      'Connector and ai steps run as activities rather than in the step local activity, because their ' +
+      'workspace held its share of the worker (WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE).',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly stepDuration = new client.Histogram({
     name: 'switchyard_step_duration_seconds',
     help: 'Step attempts by kind and status (success, failed, skipped, waiting): how long each took.',

@@ -16,8 +16,9 @@ import {
   ScheduleOverlapPolicy,
   type ScheduleDescription,
   type ScheduleOptions,
+  type ScheduleOptionsAction,
 } from '@temporalio/client';
-import type { Duration } from '@temporalio/common';
+import type { Duration, Priority } from '@temporalio/common';
 import { msOptionalToNumber, msToNumber } from '@temporalio/common/lib/time';
 import { AppError } from '../errors';
 import { scheduledExecutionIdPrefix } from '../ids';
@@ -91,22 +92,25 @@ export async function scheduleOptions(
   const input = await scheduledExecutionInput(services, workspaceId, record, trigger);
   // Temporal appends each run's nominal time to this prefix: `ex_<20 base62>-2026-11-21T21:40:00Z`.
   const start = executionStartOptions(services, scheduledExecutionIdPrefix(scheduleId), input);
+  // The SDK sends an action's priority (its schedule-helpers) though the option type (1.24) leaves it out.
+  const action: ScheduleOptionsAction & { priority: Priority } = {
+    type: 'startWorkflow',
+    workflowType: EXECUTION_WORKFLOW_TYPE,
+    workflowId: start.workflowId,
+    taskQueue: start.taskQueue,
+    args: start.args,
+    typedSearchAttributes: start.typedSearchAttributes,
+    staticSummary: start.staticSummary,
+    priority: start.priority,
+    ...(definition.timeout ? { workflowExecutionTimeout: definition.timeout as Duration } : {}),
+  };
   return {
     scheduleId,
     spec:
       trigger.cron !== undefined
         ? { cronExpressions: [trigger.cron], timezone: trigger.timezone }
         : { intervals: [{ every: trigger.every as Duration }] },
-    action: {
-      type: 'startWorkflow',
-      workflowType: EXECUTION_WORKFLOW_TYPE,
-      workflowId: start.workflowId,
-      taskQueue: start.taskQueue,
-      args: start.args,
-      typedSearchAttributes: start.typedSearchAttributes,
-      staticSummary: start.staticSummary,
-      ...(definition.timeout ? { workflowExecutionTimeout: definition.timeout as Duration } : {}),
-    },
+    action,
     policies: {
       // A run still going when the next one is due: the next one is skipped, never stacked up.
       overlap: ScheduleOverlapPolicy.SKIP,
@@ -237,6 +241,7 @@ function isUpToDate(current: ScheduleDescription, wanted: ScheduleOptions): bool
     action.workflowId === want.workflowId &&
     action.taskQueue === want.taskQueue &&
     action.staticSummary === want.staticSummary &&
+    action.priority?.fairnessKey === (want as { priority?: Priority }).priority?.fairnessKey &&
     action.workflowExecutionTimeout === msOptionalToNumber(want.workflowExecutionTimeout) &&
     isDeepStrictEqual(action.args, want.args) &&
     current.policies.overlap === wanted.policies?.overlap &&

@@ -74,6 +74,10 @@ export function devServerArgs(options: Omit<DevServerOptions, 'logger' | 'cliPat
     // "Task Failures" view): how a worker finds the runs that crash it (temporal/crash-loop.ts).
     '--dynamic-config-value',
     'system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=2',
+    // Task queues dispatch round-robin between fairness keys (workspaces: core/fairness.ts), so one
+    // workspace's backlog does not hold up another's tasks (docs/operations.md#fair-sharing-of-workers).
+    '--dynamic-config-value',
+    'matching.enableFairness=true',
   ];
   for (const value of options.dynamicConfig ?? []) args.push('--dynamic-config-value', value);
   if (options.uiPort > 0) {

@@ -34,9 +34,23 @@ export function workerVersion(
   return { deploymentName: versioning.deploymentName, buildId: versioning.buildId ?? bundleBuildId(bundle) };
 }
 
+/**
+ * The bundle's inline source map: the only part of it that names the folder it was built in (absolute
+ * paths of the sources), and no part of what runs.
+ */
+const INLINE_SOURCE_MAP = /\n\/\/# sourceMappingURL=data:[^\n]*\s*$/;
+
+/**
+ * A hash of the code the bundle runs, so one commit is one build wherever and whenever it is built
+ * (test/unit/build-id.test.ts builds it in two folders).
+ */
 export function bundleBuildId(bundle: WorkflowBundleOption): string {
   const code = 'code' in bundle ? bundle.code : fs.readFileSync(bundle.codePath, 'utf8');
-  return crypto.createHash('sha256').update(code).digest('hex').slice(0, BUILD_ID_LENGTH);
+  return crypto
+    .createHash('sha256')
+    .update(code.replace(INLINE_SOURCE_MAP, ''))
+    .digest('hex')
+    .slice(0, BUILD_ID_LENGTH);
 }
 
 /** How a version is written in Temporal's search attributes (TemporalWorkerDeploymentVersion). */

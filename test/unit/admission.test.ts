@@ -31,6 +31,25 @@ describe('admission of new executions (embedded process)', () => {
     expect(order).to.deep.equal(['b', 'c', 'd']);
   });
 
+  it('hands places to waiting workspaces in turn, so a flood waits behind itself', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
+    await gate.admit('a0', 'A');
+    const order: string[] = [];
+    const flood = ['a1', 'a2', 'a3'].map((id) => gate.admit(id, 'A').then(() => order.push(id)));
+    const other = gate.admit('b1', 'B').then(() => order.push('b1'));
+    for (const id of ['a0', 'a1', 'b1', 'a2']) {
+      await tick();
+      gate.release(id);
+    }
+    await Promise.all([...flood, other]);
+    expect(order, "B's trigger takes the second place freed, not the fourth").to.deep.equal([
+      'a1',
+      'b1',
+      'a2',
+      'a3',
+    ]);
+  });
+
   it('gives a freed place to the waiting trigger, not to one arriving at the same moment', async () => {
     const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
     await gate.admit('a');

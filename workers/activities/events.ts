@@ -34,6 +34,7 @@ import {
 import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { parseRetryAfter } from './retry-after';
 import { metrics } from '../../src/observability/metrics';
+import { workspacePriority } from '../../core/fairness';
 
 export interface EventActivityDeps {
   db: Database;
@@ -128,6 +129,7 @@ export function createEventActivities(deps: EventActivityDeps) {
         taskQueue: Context.current().info.taskQueue,
         workflowId: deliveryWorkflowId(event.payload.id),
         args: [input],
+        priority: workspacePriority(event.workspace_id),
         staticSummary: unrecorded
           ? `${event.payload.event} of ${event.payload.execution_id} (subscribers read once the database is back)`
           : `${event.payload.event} of ${event.payload.execution_id} to ${deliveryIds.length} endpoint(s)`,

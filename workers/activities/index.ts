@@ -17,6 +17,7 @@ import { createHousekeepingActivities } from './housekeeping';
 import { createHttpConnector } from './http-connector';
 import { limitOutput } from './output-limit';
 import { createSecretResolver } from './secrets';
+import { WorkspaceStepSlots } from './step-slots';
 import { createStepRunner } from './steps';
 
 export interface ActivityDeps {
@@ -46,6 +47,11 @@ export interface ActivityDeps {
   executionRetentionDays: number;
   /** Payloads are encrypted (docs/operations.md#encrypted-step-data). */
   encryptsPayloads?: boolean;
+  /**
+   * Connector and ai calls one workspace may run at once in the step local activity
+   * (WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE, step-slots.ts); absent: no cap.
+   */
+  localCallSlotsPerWorkspace?: number;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -78,6 +84,9 @@ export function createActivities(deps: ActivityDeps) {
       onBatchBegin: deps.onStepsBegin,
       encryptsPayloads: deps.encryptsPayloads,
       subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
+      ...(deps.localCallSlotsPerWorkspace !== undefined && {
+        slots: new WorkspaceStepSlots(deps.localCallSlotsPerWorkspace),
+      }),
     }),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,
     // whose outputs must fit in a Temporal payload (see output-limit.ts).

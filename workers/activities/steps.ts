@@ -48,6 +48,7 @@ import type { EventKind } from '../../core/event-types';
 import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 import { metrics } from '../../src/observability/metrics';
+import type { WorkspaceStepSlots } from './step-slots';
 
 export interface StepRunnerDeps {
   /** Threads for the evaluations that match regular expressions (evaluation.ts). */
@@ -59,6 +60,11 @@ export interface StepRunnerDeps {
   onBatchBegin?: (executionId: string) => void;
   /** This worker encrypts payloads: the batch result says so (StepBatchResult.encrypted). */
   encryptsPayloads?: boolean;
+  /**
+   * Per-workspace cap on the connector and ai calls running here at once (step-slots.ts); past it the
+   * step is deferred to a regular activity. None: no cap.
+   */
+  slots?: WorkspaceStepSlots;
 }
 
 /**
@@ -140,7 +146,7 @@ async function runStep(
       case 'rules':
         return await runRules(step, context, evaluation, started);
       case 'connector':
-        return await runNetworkStep(step, started, async (signal) => {
+        return await runNetworkStep(step, started, deps.slots, async (signal) => {
           const resolved = (await resolve(step.request, context, evaluation)) as HttpRequestSpec;
           const request: HttpRequestSpec = { ...resolved, method: resolved.method ?? 'GET' };
           const meta = {
@@ -150,7 +156,7 @@ async function runStep(
           return { request, meta, call: () => deps.connector(request, meta, signal) };
         });
       case 'ai':
-        return await runNetworkStep(step, started, async (signal) => {
+        return await runNetworkStep(step, started, deps.slots, async (signal) => {
           const request = await aiRequest(step, context, evaluation);
           const configuration = { system: step.system ?? null, prompt: step.prompt };
           const meta = {
@@ -233,6 +239,7 @@ interface PreparedCall<T> {
 async function runNetworkStep<T>(
   step: ConnectorStep | AiStep,
   started: Date,
+  slots: WorkspaceStepSlots | undefined,
   prepare: (signal: AbortSignal) => Promise<PreparedCall<T>>,
 ): Promise<StepOutcome> {
   const canceled = Context.current().cancellationSignal;
@@ -245,6 +252,24 @@ async function runNetworkStep<T>(
       code: DATA_LIMIT_CODES.input,
       message: `The input of step "${step.id}" (its configuration after templates) ${inputProblem}.`,
     });
+  }
+  // The workspace holds its share of this worker's local calls: the step runs as an activity instead.
+  const release = slots ? slots.tryAcquire(meta.workspaceId) : () => undefined;
+  if (!release) {
+    metrics.stepsDeferred.inc({ kind: step.kind });
+    return {
+      record: {
+        id: step.id,
+        status: 'running',
+        started_at: started.toISOString(),
+        finished_at: null,
+        attempts: 0,
+        input: request,
+        output: null,
+        error: null,
+      },
+      next: { kind: 'defer', request, meta },
+    };
   }
   let output: T;
   try {
@@ -280,6 +305,8 @@ async function runNetworkStep<T>(
       },
       next: { kind: 'retry', request, meta, delay_ms: delayMs },
     };
+  } finally {
+    release();
   }
   const problem = stepDataProblem(output, MAX_STEP_OUTPUT_BYTES);
   if (problem) {

@@ -196,6 +196,7 @@ async function follow(run: Run, step: Step, next: BatchNext): Promise<void> {
     case 'fail':
       throw new StepFailure(next.error);
     case 'retry':
+    case 'defer':
       return retryAsActivity(run, step, next);
     case 'approval':
       return waitForDecision(run, step, next.timeout);
@@ -258,14 +259,19 @@ function remember(run: Run, record: StepRecord): void {
     run.context.steps[record.id] = { status: record.status, output: record.output };
 }
 
-/** The attempts a connector or ai step has left, as an activity, after the step's retry interval. */
+/**
+ * The attempts a connector or ai step has left, as an activity, after the step's retry interval; or, for a
+ * step deferred unattempted (its workspace held its share of the worker: workers/activities/step-slots.ts),
+ * all its attempts, at once.
+ */
 async function retryAsActivity(
   run: Run,
   step: Step,
-  next: Extract<BatchNext, { kind: 'retry' }>,
+  next: Extract<BatchNext, { kind: 'retry' | 'defer' }>,
 ): Promise<void> {
-  await sleep(Math.max(1, next.delay_ms));
-  const activities = proxyActivities<Activities>(retryActivityOptions(step));
+  const deferred = next.kind === 'defer';
+  if (!deferred) await sleep(Math.max(1, next.delay_ms));
+  const activities = proxyActivities<Activities>(retryActivityOptions(step, deferred));
   let output: unknown;
   try {
     output =

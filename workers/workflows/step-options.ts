@@ -12,9 +12,22 @@ export const NETWORK_HEARTBEAT_TIMEOUT = '6s';
 /**
  * Options of the activity that takes over a connector or ai step after its first attempt (run in the
  * step local activity) failed: the attempts left, spaced as the step's policy says from the second on.
+ * `deferred`: the step was not attempted at all (its workspace held its share of the worker's local
+ * calls, workers/activities/step-slots.ts): every attempt, spaced from the first.
  */
-export function retryActivityOptions(step: Step): ActivityOptions {
+export function retryActivityOptions(step: Step, deferred = false): ActivityOptions {
   const retry = retryOf(step);
+  if (deferred) {
+    return {
+      ...retryActivityOptions(step),
+      retry: {
+        maximumAttempts: Math.max(1, retry.max_attempts),
+        initialInterval: retry.initial_interval as Duration,
+        backoffCoefficient: retry.backoff,
+        maximumInterval: retry.max_interval as Duration,
+      },
+    };
+  }
   return {
     activityId: step.id,
     summary: step.name ?? step.id,
