@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { AppError, notFound } from '../errors';
-import { checkDestination, DestinationError } from '../net/destination-guard';
+import {
+  checkDestination,
+  checkUrlForm,
+  DestinationError,
+  type DestinationPolicy,
+} from '../net/destination-guard';
+import { isDocumentationHost, resolves } from '../net/documentation-hosts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -25,6 +31,7 @@ import { countLimit } from '../workspaces/limits';
 import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
 import { workspacePriority } from '../../core/fairness';
 
@@ -115,7 +122,9 @@ const createBody = z
         pattern: WEBHOOK_URL_PATTERN,
         description:
           'An absolute https URL without credentials that does not resolve to a private, loopback or link-local address ' +
-          '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.',
+          '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS); its host must resolve, except a name ' +
+          'reserved for documentation (example.com, example.net, example.org, *.example), accepted unresolved so that examples work offline. ' +
+          'Any other value is 400 invalid_webhook_url.',
         example: 'https://hooks.example.com/switchyard',
       }),
     events: z
@@ -134,6 +143,17 @@ const createBody = z
       description: endpointExample.description,
     },
   });
+
+/**
+ * A webhook URL as registration checks it: the destination guard's checks, except that a documentation
+ * name (documentation-hosts.ts) that does not resolve is accepted, so that the document's example works
+ * offline. One that resolves is checked like any other name; deliveries check every name again.
+ */
+export async function checkWebhookUrl(raw: string, policy: DestinationPolicy): Promise<void> {
+  const url = checkUrlForm(raw, policy);
+  if (!policy.allowPrivate && isDocumentationHost(url.hostname) && !(await resolves(url.hostname))) return;
+  await checkDestination(raw, policy);
+}
 
 const idParams = z.object({ id: z.string() });
 const webhookNotFound = (id: string) =>
@@ -203,10 +223,11 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 409],
+      semanticErrors: [WEBHOOK_URL, NUL_TEXT],
       errorExamples: { 409: limitExceededExample('webhook_endpoints', 50) },
       handler: async ({ services, auth, body }) => {
         try {
-          await checkDestination(body.url, { allowPrivate: services.config.allowPrivateDestinations });
+          await checkWebhookUrl(body.url, { allowPrivate: services.config.allowPrivateDestinations });
         } catch (error) {
           if (!(error instanceof DestinationError)) throw error;
           throw new AppError(
@@ -250,6 +271,7 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         const scope = ['webhooks', auth.workspaceId];
         const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
@@ -309,6 +331,7 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 404],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, params, query }) => {
         if (!(await getEndpoint(services.db, auth.workspaceId, params.id))) throw webhookNotFound(params.id);
         const scope = ['deliveries', params.id];

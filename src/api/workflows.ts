@@ -26,6 +26,7 @@ import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
 import { decodeCursor, isString, keysetPage, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import {
   acceptedExample,
   acceptedSchema,
@@ -218,6 +219,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         const scope = ['workflows', auth.workspaceId];
         const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
@@ -270,6 +272,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      semanticErrors: [...DEFINITION_ERRORS, NUL_TEXT],
       errorExamples: {
         409: { code: 'workflow_exists', message: workflowTaken(DEFINITION_EXAMPLE.id).message },
       },
@@ -340,6 +343,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 404],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, params, query }) => {
         if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
           throw workflowNotFound(params.id);
@@ -376,6 +380,7 @@ export function workflowRoutes(): AnyRoute[] {
         200: { description: 'The new version', schema: workflowSchema, example: workflowExample },
       },
       errors: [404],
+      semanticErrors: [...DEFINITION_ERRORS, NUL_TEXT, VERSION_ID],
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
         const definition = await definitionForPut(services, auth.workspaceId, params.id, body);
@@ -483,6 +488,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [404],
+      semanticErrors: [TRIGGER_INPUT],
       handler: async ({ koa, services, auth, params, query, body, requestId }) => {
         // An empty header is refused, not taken for an absent one: a client that means to be idempotent
         // and sends an empty key (an unset variable) would otherwise start a new execution on every retry.

@@ -1690,7 +1690,10 @@ export interface operations {
           'application/json': components['schemas']['ApiKeyList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -1930,7 +1933,10 @@ export interface operations {
           'application/json': components['schemas']['CreatedApiKey'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -2459,7 +2465,10 @@ export interface operations {
           'application/json': components['schemas']['WorkflowList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -2847,7 +2856,22 @@ export interface operations {
           'application/json': components['schemas']['Workflow'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
+       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
+       *     - `invalid_definition`: A template `{{ }}` is empty.
+       *     - `invalid_definition`: A string that uses a secret holds other templates too.
+       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
+       *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -3666,7 +3690,23 @@ export interface operations {
           'application/json': components['schemas']['Workflow'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
+       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
+       *     - `invalid_definition`: A template `{{ }}` is empty.
+       *     - `invalid_definition`: A string that uses a secret holds other templates too.
+       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
+       *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       *     - `invalid_definition`: The body's `id` is not the URL's (it may be left out).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -4183,7 +4223,10 @@ export interface operations {
           'application/json': components['schemas']['WorkflowVersionList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -4768,7 +4811,10 @@ export interface operations {
           'application/json': components['schemas']['Accepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -5086,7 +5132,10 @@ export interface operations {
           'application/json': components['schemas']['ExecutionList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -5634,7 +5683,10 @@ export interface operations {
           'application/json': components['schemas']['RetryAccepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The new `input` does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7000,7 +7052,10 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7550,7 +7605,10 @@ export interface operations {
           'application/json': components['schemas']['SecretList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7782,7 +7840,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookEndpointList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7987,7 +8048,7 @@ export interface operations {
         'application/json': {
           /**
            * Format: uri
-           * @description An absolute https URL without credentials that does not resolve to a private, loopback or link-local address (plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.
+           * @description An absolute https URL without credentials that does not resolve to a private, loopback or link-local address (plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS); its host must resolve, except a name reserved for documentation (example.com, example.net, example.org, *.example), accepted unresolved so that examples work offline. Any other value is 400 invalid_webhook_url.
            * @example https://hooks.example.com/switchyard
            */
           url: string;
@@ -8034,7 +8095,11 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_webhook_url`: The URL's host does not resolve, or resolves to a private, loopback or link-local address (or the URL is plain http, has credentials, or is not a URL the guard can parse) where the operator did not set ALLOW_PRIVATE_DESTINATIONS.
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -8801,7 +8866,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -9354,7 +9422,10 @@ export interface operations {
           'application/json': components['schemas']['Accepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
