@@ -19,21 +19,18 @@ import {
   getEndpoint,
   listDeliveries,
   listEndpoints,
-  markDelivery,
   type DeliveryRecord,
   type EndpointRecord,
 } from '../store/webhooks';
 import { createWithinLimit } from '../store/workspace-limits';
-import { callTemporal } from '../temporal/errors';
 import { newEndpointSecret } from '../webhooks/signing';
-import { randomBase62 } from '../ids';
 import { countLimit } from '../workspaces/limits';
-import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
+import { redeliver } from '../webhooks/redeliver';
+import { EVENT_KINDS } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
-import { workspacePriority } from '../../core/fairness';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -348,7 +345,12 @@ export function webhookRoutes(): AnyRoute[] {
       path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
       operationId: 'redeliverWebhook',
       summary: 'Send a delivery again',
-      description: 'A new series of attempts (same webhook-id), logged after the earlier ones.',
+      description: [
+        'A new series of attempts (same webhook-id), logged after the earlier ones. One series per delivery at a',
+        'time: while the delivery is still being attempted (its first series retrying, or an earlier',
+        'redelivery), 409 `delivery_in_progress`. A workspace may ask for 10 redeliveries at once, then one',
+        'every 6 s (429 `rate_limited` past it).',
+      ].join(' '),
       tag: 'Webhooks',
       auth: 'write',
       params: z.object({ id: z.string(), delivery_id: z.string() }),
@@ -361,8 +363,14 @@ export function webhookRoutes(): AnyRoute[] {
           example: { status: 'accepted', delivery_id: deliveryExample.id },
         },
       },
-      errors: [404],
-      handler: async ({ services, auth, params }) => {
+      errors: [404, 409],
+      errorExamples: {
+        409: {
+          code: 'delivery_in_progress',
+          message: `Delivery '${deliveryExample.id}' is still being attempted; ask again once it has succeeded or failed.`,
+        },
+      },
+      handler: async ({ koa, services, auth, params }) => {
         const endpoint = await getEndpoint(services.db, auth.workspaceId, params.id);
         if (!endpoint) throw webhookNotFound(params.id);
         const delivery = await getDelivery(services.db, params.id, params.delivery_id);
@@ -371,25 +379,7 @@ export function webhookRoutes(): AnyRoute[] {
         const target = await deliveryTarget(services.db, services.cipher, delivery.id);
         if (!target)
           throw notFound('not_found', `No delivery '${params.delivery_id}' for webhook '${params.id}'.`);
-        const input: DeliveryWorkflowInput = {
-          event: { payload: target.payload, workspace_id: auth.workspaceId, run_id: '' },
-          delivery_ids: [delivery.id],
-          max_attempts: services.config.webhookRetryScheduleMs.length + 1,
-          // Sent again on request: the execution it describes closed long ago (or this is a progress event).
-          skip_close_wait: true,
-          local_first_attempt: true,
-        };
-        await markDelivery(services.db, delivery.id, 'pending');
-        const { client, connection } = services.temporal;
-        await callTemporal(connection, () =>
-          client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
-            taskQueue: services.config.temporal.taskQueue,
-            workflowId: `dlv_${delivery.id}_r${randomBase62(8)}`,
-            args: [input],
-            priority: workspacePriority(auth.workspaceId),
-            staticSummary: `Redelivery of ${delivery.event} (${delivery.id})`,
-          }),
-        );
+        await redeliver(services, koa, { workspaceId: auth.workspaceId, delivery, payload: target.payload });
         return { status: 202, body: { status: 'accepted', delivery_id: delivery.id } };
       },
     }),

@@ -417,7 +417,7 @@ export interface paths {
     put?: never;
     /**
      * Send a delivery again
-     * @description A new series of attempts (same webhook-id), logged after the earlier ones.
+     * @description A new series of attempts (same webhook-id), logged after the earlier ones. One series per delivery at a time: while the delivery is still being attempted (its first series retrying, or an earlier redelivery), 409 `delivery_in_progress`. A workspace may ask for 10 redeliveries at once, then one every 6 s (429 `rate_limited` past it).
      */
     post: operations['redeliverWebhook'];
     delete?: never;
@@ -1001,6 +1001,7 @@ export interface components {
           | 'method_not_allowed'
           | 'execution_not_failed'
           | 'execution_not_running'
+          | 'delivery_in_progress'
           | 'step_not_waiting'
           | 'workflow_exists'
           | 'no_webhook_trigger'
@@ -9208,6 +9209,33 @@ export interface operations {
            *       "error": {
            *         "code": "workflow_not_found",
            *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "delivery_in_progress",
+           *         "message": "Delivery 'dlv_4mT7qW2zX9cV5bN1kL8pR3sY' is still being attempted; ask again once it has succeeded or failed.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
            *       }
