@@ -60,3 +60,13 @@ export interface DeliveryWorkflowInput {
 }
 
 export const DELIVERY_WORKFLOW_TYPE = 'delivery';
+
+/** The workflow id of an event's deliveries (their first series of attempts). */
+export function deliveryWorkflowId(eventId: string): string {
+  return `dlv_${eventId}`;
+}
+
+/** The workflow id of a delivery sent again on request: one series at a time per delivery. */
+export function redeliveryWorkflowId(deliveryId: string): string {
+  return `dlv_${deliveryId}_redelivery`;
+}

@@ -51,11 +51,13 @@ export function openApiDocument(): Record<string, unknown> {
 let cachedDocument: Record<string, unknown> | undefined;
 
 export function createApp(services: Services): Koa {
-  const app = new Koa({ proxy: false });
+  // Behind a trusted proxy (TRUST_PROXY), X-Forwarded-Proto says whether the client used HTTPS (the
+  // session cookie's Secure and name follow it); otherwise such headers are ignored.
+  const app = new Koa({ proxy: services.config.trustProxy });
   // Errors are rendered by errorHandler; Koa's own logging of them would double every 5xx.
   app.silent = true;
   const router = new Router();
-  const authenticator = new Authenticator(services.db, services.logger);
+  const authenticator = new Authenticator(services.db, services.logger, services.config.console.secureCookie);
   const limiter = createRateLimiter({
     ...services.config.rateLimit,
     name: 'api-key',

@@ -42,6 +42,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
@@ -84,6 +85,7 @@ const envSchema = z.object({
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   METRICS_ENABLED: booleanFromEnv.default(true),
   METRICS_PORT: port.optional(),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   RATE_LIMIT_PER_SECOND: positiveInt.default(50),
@@ -122,6 +124,7 @@ const envSchema = z.object({
   WORKER_ROLLOUT: z.enum(['replace', 'rolling', 'manual']).default('replace'),
   CONSOLE_SESSION_HOURS: z.coerce.number().positive().max(720).default(12),
   CONSOLE_SECURE_COOKIE: booleanFromEnv.optional(),
+  TRUST_PROXY: booleanFromEnv.default(false),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -172,7 +175,8 @@ export interface Config {
    * Prometheus metrics (docs/operations.md#metrics): `GET /metrics` on `port` when set, else on the API's
    * port; with `token`, only for `Authorization: Bearer <token>`.
    */
-  metrics: { enabled: boolean; port: number | undefined; token: string | undefined };
+  /** `host`: where the METRICS_PORT server listens (METRICS_HOST, loopback unless set). */
+  metrics: { enabled: boolean; port: number | undefined; host: string; token: string | undefined };
   bodyLimitBytes: number;
   /** Token bucket per API key (RATE_LIMIT_*). */
   rateLimit: { perSecond: number; burst: number };
@@ -209,6 +213,10 @@ export interface Config {
   workerVersioning: WorkerVersioning | undefined;
   /** The web console's sign-in: how long a session lasts, and whether its cookie is Secure (undefined: when the request came over TLS). */
   console: { sessionTtlMs: number; secureCookie: boolean | undefined };
+  /** Trust X-Forwarded-Proto (and -Host, -For) from a proxy in front (TRUST_PROXY). */
+  trustProxy: boolean;
+  /** PostgreSQL statement_timeout of the pool's connections (0: none). */
+  databaseStatementTimeoutMs: number;
   /** The environment this was read from: @temporalio/envconfig reads its TEMPORAL_* variables from it too. */
   environment: Record<string, string>;
 }
@@ -281,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
+    databaseStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
@@ -307,7 +316,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
-    metrics: { enabled: e.METRICS_ENABLED, port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    metrics: {
+      enabled: e.METRICS_ENABLED,
+      port: e.METRICS_PORT,
+      host: e.METRICS_HOST,
+      token: e.METRICS_TOKEN,
+    },
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     rateLimit: { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST },
     workspaceRateLimit: { perSecond: e.WORKSPACE_RATE_LIMIT_PER_SECOND, burst: e.WORKSPACE_RATE_LIMIT_BURST },
@@ -349,6 +363,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTtlMs: Math.round(e.CONSOLE_SESSION_HOURS * 3_600_000),
       secureCookie: e.CONSOLE_SECURE_COOKIE,
     },
+    trustProxy: e.TRUST_PROXY,
     environment: present as Record<string, string>,
   };
 }

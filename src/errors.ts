@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'method_not_allowed',
   'execution_not_failed',
   'execution_not_running',
+  'delivery_in_progress',
   'step_not_waiting',
   'workflow_exists',
   'no_webhook_trigger',

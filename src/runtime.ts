@@ -113,7 +113,11 @@ export async function startRuntime({
     await ensureSearchAttributes(temporal, logger);
     await ensureRetention(temporal, config.temporal.retentionDays, logger);
 
-    const db: Database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+    const db: Database = await openDatabase({
+      url: config.databaseUrl,
+      dataDir: config.dataDir,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+    });
     cleanups.push(() => db.close());
     const migration = await migrate(db);
     if (migration.to !== migration.from) logger.info(migration, 'Database migrated');
@@ -226,12 +230,12 @@ export async function startRuntime({
 
     if (config.metrics.enabled && config.metrics.port !== undefined) {
       const metricsServer = await startMetricsServer({
-        host: config.host,
+        host: config.metrics.host,
         port: config.metrics.port,
         token: config.metrics.token,
       });
       cleanups.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())));
-      logger.info({ port: listeningPort(metricsServer) }, 'Metrics at /metrics');
+      logger.info({ host: config.metrics.host, port: listeningPort(metricsServer) }, 'Metrics at /metrics');
     } else if (config.metrics.enabled && !api) {
       logger.info('No METRICS_PORT: this process serves no metrics (docs/operations.md#metrics)');
     }

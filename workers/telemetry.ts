@@ -21,7 +21,7 @@ import {
 export const metricsSinks: InjectedSinks<MetricsSinks> = {
   switchyardMetrics: {
     executionClosed: {
-      fn: (_info, status, workspace, workflow) => metrics.executions.inc({ status, workspace, workflow }),
+      fn: (_info, status, workspace, workflow) => metrics.executionClosed(status, workspace, workflow),
       callDuringReplay: false,
     },
   },

@@ -10,6 +10,8 @@
  * while at least a tenth of A's runs were unanswered; both parts are also reported apart. Other sizes: BENCH_FAIRNESS_SAMPLES (B runs per phase, 20),
  * BENCH_FAIRNESS_CONCURRENCY (A's triggers in flight, 32).
  *
+ * BENCH_FAIRNESS_DEBUG=1 prints the event times of B's runs (and of some of A's) on stderr.
+ *
  * measureFairness is also what test/load/fairness.test.ts runs, with a smaller flood and a looser bound.
  */
 import http from 'node:http';

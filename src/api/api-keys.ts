@@ -6,6 +6,7 @@ import { createWithinLimit } from '../store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
 import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const apiKeyExample = {
@@ -95,6 +96,7 @@ export function apiKeyRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      semanticErrors: [NUL_TEXT],
       errorExamples: { 409: limitExceededExample('api_keys', 100) },
       handler: async ({ services, auth, body }) => {
         const { record, key } = await createWithinLimit(
@@ -126,6 +128,7 @@ export function apiKeyRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         const scope = ['api-keys', auth.workspaceId];
         const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;

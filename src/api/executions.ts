@@ -8,6 +8,7 @@ import { cancelExecution } from '../executions/cancel';
 import { decideApproval } from '../executions/decide';
 import { retryExecution } from '../executions/retry';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { LIST_CURSOR, RETRY_INPUT } from './semantic-errors';
 import {
   acceptedExample,
   acceptedSchema,
@@ -101,6 +102,7 @@ export function executionRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => ({
         status: 200,
         body: await listExecutions(services, auth.workspaceId, query),
@@ -149,6 +151,7 @@ export function executionRoutes(): AnyRoute[] {
         },
       },
       errors: [404, 409, 413],
+      semanticErrors: [RETRY_INPUT],
       handler: async ({ services, auth, params, body }) => {
         const { retriedFromStep } = await retryExecution(services, {
           workspaceId: auth.workspaceId,

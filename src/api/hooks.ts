@@ -21,6 +21,7 @@ import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/r
 import type { Services } from '../services';
 import { parseJsonBody } from '../http/body';
 import { defineRoute, type AnyRoute } from './route';
+import { TRIGGER_INPUT } from './semantic-errors';
 import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS } from './schemas';
 
 /**
@@ -114,6 +115,7 @@ export function hookRoutes(): AnyRoute[] {
         },
       },
       errors: [401, 404, 429, 503],
+      semanticErrors: [TRIGGER_INPUT],
       handler: async ({ koa, services, params, rawBody, requestId }) => {
         const workflowId = params.workflow;
         const candidates = workflowIdSchema.safeParse(workflowId).success

@@ -5,6 +5,7 @@ import { EVENT_KINDS, type EventKind } from '../../core/event-types';
 import type { AnyRoute } from './route';
 import type { ErrorCode } from '../errors';
 import { errorBodySchema, eventPayloadExample, eventPayloadSchema } from './schemas';
+import type { SemanticError } from './semantic-errors';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request, input or definition',
@@ -77,6 +78,20 @@ function errorExample(status: number, route: AnyRoute) {
       details: own?.details ?? [],
     },
   };
+}
+
+/**
+ * The 400s an operation answers to schema-valid requests (semantic-errors.ts), in the response's prose and
+ * as `x-semantic-errors`: code, the patterns of each detail's path and message, and what the rule is.
+ */
+function semanticProse(errors: SemanticError[]): string {
+  if (errors.length === 0) return '';
+  const lines = errors.map((e) => `\n- \`${e.code}\`: ${e.description}`);
+  return `. Also answered to a request the schemas allow, when:${[...new Set(lines)].join('')}`;
+}
+
+function semanticEntry(error: SemanticError) {
+  return { code: error.code, path: error.path, message: error.message, description: error.description };
 }
 
 /** The body schema's `.meta({ example })`, repeated on the media type where tools look for it first. */
@@ -178,8 +193,10 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
     ]);
     if (route.method === 'post' || route.method === 'put') [413, 415, 400].forEach((s) => errors.add(s));
     for (const status of [...errors].sort()) {
+      const semantic = status === 400 ? (route.semanticErrors ?? []) : [];
       responses[String(status)] = {
-        description: STATUS_TEXT[status] ?? 'Error',
+        description: (STATUS_TEXT[status] ?? 'Error') + semanticProse(semantic),
+        ...(semantic.length > 0 ? { 'x-semantic-errors': semantic.map(semanticEntry) } : {}),
         headers: {
           ...requestIdHeader,
           ...(status === 429 || status === 503 ? retryAfterHeader : {}),

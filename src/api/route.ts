@@ -14,6 +14,7 @@ import type { Scope } from '../store/api-keys';
 import { zodDetails } from '../definitions/validate';
 import { parseUserJson } from '../../core/parse-user-json';
 import type { Services } from '../services';
+import type { SemanticError } from './semantic-errors';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -96,6 +97,8 @@ export interface RouteDefinition<
   errors: number[];
   /** The example error body of a status, where this endpoint's differs from the usual one (openapi.ts). */
   errorExamples?: Record<number, ErrorExample>;
+  /** The 400s it answers to requests its schemas allow (semantic-errors.ts), listed in its 400 response. */
+  semanticErrors?: SemanticError[];
   handler: (ctx: RouteContext<Infer<P>, Infer<Q>, Infer<B>>) => Promise<RouteResult>;
 }
 
@@ -208,6 +211,9 @@ export const limitParam = z.coerce
 /**
  * Cursors are base64url JSON that starts with `{"p":` (see cursor.ts), so the pattern says what the
  * service can accept; only a next_cursor the service issued for the same list and filters is valid.
+ * No example: a cursor is bound to the workspace, the list and the filters it came from, so no fixed value
+ * is one every caller could send (the lists' response examples show a next_cursor); a refused cursor is
+ * one of the lists' semantic 400s (semantic-errors.ts LIST_CURSOR).
  */
 export const CURSOR_PATTERN = /^eyJwIj[A-Za-z0-9_-]{2,4090}$/;
 
@@ -219,7 +225,6 @@ export const cursorParam = z
     description:
       'The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued ' +
       'for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request.',
-    example: 'eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ',
   });
 
 export const paginated = <T extends z.ZodType>(item: T, id: string) =>

@@ -9,6 +9,7 @@ import { createWithinLimit } from '../store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
 import { isString, keysetPage } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
 import { pageExample, timestamp, limitExceededExample } from './schemas';
 
 const nameParams = z.object({ name: z.string() });
@@ -41,6 +42,7 @@ export function secretRoutes(): AnyRoute[] {
       responses: { 204: { description: 'Stored' } },
       // An invalid name answers 404 not_found (like an unknown one), as the handler says.
       errors: [404, 409],
+      semanticErrors: [NUL_TEXT],
       errorExamples: { 409: limitExceededExample('secrets', 500) },
       handler: async ({ services, auth, params, body }) => {
         if (!SECRET_NAME_PATTERN.test(params.name)) {
@@ -79,6 +81,7 @@ export function secretRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         return {
           status: 200,

@@ -4,7 +4,13 @@
  */
 import { z } from 'zod';
 import { AppError, notFound } from '../errors';
-import { checkDestination, DestinationError } from '../net/destination-guard';
+import {
+  checkDestination,
+  checkUrlForm,
+  DestinationError,
+  type DestinationPolicy,
+} from '../net/destination-guard';
+import { isDocumentationHost, resolves } from '../net/documentation-hosts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -13,20 +19,18 @@ import {
   getEndpoint,
   listDeliveries,
   listEndpoints,
-  markDelivery,
   type DeliveryRecord,
   type EndpointRecord,
 } from '../store/webhooks';
 import { createWithinLimit } from '../store/workspace-limits';
-import { callTemporal } from '../temporal/errors';
 import { newEndpointSecret } from '../webhooks/signing';
-import { randomBase62 } from '../ids';
 import { countLimit } from '../workspaces/limits';
-import { DELIVERY_WORKFLOW_TYPE, EVENT_KINDS, type DeliveryWorkflowInput } from '../../core/event-types';
+import { redeliver } from '../webhooks/redeliver';
+import { EVENT_KINDS } from '../../core/event-types';
 import { decodeCursor, isString, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
-import { workspacePriority } from '../../core/fairness';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -115,7 +119,9 @@ const createBody = z
         pattern: WEBHOOK_URL_PATTERN,
         description:
           'An absolute https URL without credentials that does not resolve to a private, loopback or link-local address ' +
-          '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.',
+          '(plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS); its host must resolve, except a name ' +
+          'reserved for documentation (example.com, example.net, example.org, *.example), accepted unresolved so that examples work offline. ' +
+          'Any other value is 400 invalid_webhook_url.',
         example: 'https://hooks.example.com/switchyard',
       }),
     events: z
@@ -134,6 +140,17 @@ const createBody = z
       description: endpointExample.description,
     },
   });
+
+/**
+ * A webhook URL as registration checks it: the destination guard's checks, except that a documentation
+ * name (documentation-hosts.ts) that does not resolve is accepted, so that the document's example works
+ * offline. One that resolves is checked like any other name; deliveries check every name again.
+ */
+export async function checkWebhookUrl(raw: string, policy: DestinationPolicy): Promise<void> {
+  const url = checkUrlForm(raw, policy);
+  if (!policy.allowPrivate && isDocumentationHost(url.hostname) && !(await resolves(url.hostname))) return;
+  await checkDestination(raw, policy);
+}
 
 const idParams = z.object({ id: z.string() });
 const webhookNotFound = (id: string) =>
@@ -203,10 +220,11 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 409],
+      semanticErrors: [WEBHOOK_URL, NUL_TEXT],
       errorExamples: { 409: limitExceededExample('webhook_endpoints', 50) },
       handler: async ({ services, auth, body }) => {
         try {
-          await checkDestination(body.url, { allowPrivate: services.config.allowPrivateDestinations });
+          await checkWebhookUrl(body.url, { allowPrivate: services.config.allowPrivateDestinations });
         } catch (error) {
           if (!(error instanceof DestinationError)) throw error;
           throw new AppError(
@@ -250,6 +268,7 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         const scope = ['webhooks', auth.workspaceId];
         const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
@@ -309,6 +328,7 @@ export function webhookRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 404],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, params, query }) => {
         if (!(await getEndpoint(services.db, auth.workspaceId, params.id))) throw webhookNotFound(params.id);
         const scope = ['deliveries', params.id];
@@ -325,7 +345,12 @@ export function webhookRoutes(): AnyRoute[] {
       path: '/v1/webhooks/{id}/deliveries/{delivery_id}/retry',
       operationId: 'redeliverWebhook',
       summary: 'Send a delivery again',
-      description: 'A new series of attempts (same webhook-id), logged after the earlier ones.',
+      description: [
+        'A new series of attempts (same webhook-id), logged after the earlier ones. One series per delivery at a',
+        'time: while the delivery is still being attempted (its first series retrying, or an earlier',
+        'redelivery), 409 `delivery_in_progress`. A workspace may ask for 10 redeliveries at once, then one',
+        'every 6 s (429 `rate_limited` past it).',
+      ].join(' '),
       tag: 'Webhooks',
       auth: 'write',
       params: z.object({ id: z.string(), delivery_id: z.string() }),
@@ -338,8 +363,14 @@ export function webhookRoutes(): AnyRoute[] {
           example: { status: 'accepted', delivery_id: deliveryExample.id },
         },
       },
-      errors: [404],
-      handler: async ({ services, auth, params }) => {
+      errors: [404, 409],
+      errorExamples: {
+        409: {
+          code: 'delivery_in_progress',
+          message: `Delivery '${deliveryExample.id}' is still being attempted; ask again once it has succeeded or failed.`,
+        },
+      },
+      handler: async ({ koa, services, auth, params }) => {
         const endpoint = await getEndpoint(services.db, auth.workspaceId, params.id);
         if (!endpoint) throw webhookNotFound(params.id);
         const delivery = await getDelivery(services.db, params.id, params.delivery_id);
@@ -348,25 +379,7 @@ export function webhookRoutes(): AnyRoute[] {
         const target = await deliveryTarget(services.db, services.cipher, delivery.id);
         if (!target)
           throw notFound('not_found', `No delivery '${params.delivery_id}' for webhook '${params.id}'.`);
-        const input: DeliveryWorkflowInput = {
-          event: { payload: target.payload, workspace_id: auth.workspaceId, run_id: '' },
-          delivery_ids: [delivery.id],
-          max_attempts: services.config.webhookRetryScheduleMs.length + 1,
-          // Sent again on request: the execution it describes closed long ago (or this is a progress event).
-          skip_close_wait: true,
-          local_first_attempt: true,
-        };
-        await markDelivery(services.db, delivery.id, 'pending');
-        const { client, connection } = services.temporal;
-        await callTemporal(connection, () =>
-          client.workflow.start(DELIVERY_WORKFLOW_TYPE, {
-            taskQueue: services.config.temporal.taskQueue,
-            workflowId: `dlv_${delivery.id}_r${randomBase62(8)}`,
-            args: [input],
-            priority: workspacePriority(auth.workspaceId),
-            staticSummary: `Redelivery of ${delivery.event} (${delivery.id})`,
-          }),
-        );
+        await redeliver(services, koa, { workspaceId: auth.workspaceId, delivery, payload: target.payload });
         return { status: 202, body: { status: 'accepted', delivery_id: delivery.id } };
       },
     }),

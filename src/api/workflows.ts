@@ -10,7 +10,7 @@ import {
 } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../hooks/hook-secrets';
-import { afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
+import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -26,6 +26,7 @@ import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
 import { decodeCursor, isString, keysetPage, pageOf } from './cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
+import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import {
   acceptedExample,
   acceptedSchema,
@@ -218,6 +219,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [400],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, query }) => {
         const scope = ['workflows', auth.workspaceId];
         const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
@@ -270,6 +272,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [409],
+      semanticErrors: [...DEFINITION_ERRORS, NUL_TEXT],
       errorExamples: {
         409: { code: 'workflow_exists', message: workflowTaken(DEFINITION_EXAMPLE.id).message },
       },
@@ -285,6 +288,7 @@ export function workflowRoutes(): AnyRoute[] {
           (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowTaken(definition.id);
+        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
         return {
           status: 201,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
@@ -339,6 +343,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [400, 404],
+      semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, params, query }) => {
         if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
           throw workflowNotFound(params.id);
@@ -375,6 +380,7 @@ export function workflowRoutes(): AnyRoute[] {
         200: { description: 'The new version', schema: workflowSchema, example: workflowExample },
       },
       errors: [404],
+      semanticErrors: [...DEFINITION_ERRORS, NUL_TEXT, VERSION_ID],
       handler: async ({ services, auth, params, body }) => {
         if (!workflowIdSchema.safeParse(params.id).success) throw workflowNotFound(params.id);
         const definition = await definitionForPut(services, auth.workspaceId, params.id, body);
@@ -383,6 +389,7 @@ export function workflowRoutes(): AnyRoute[] {
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowNotFound(params.id);
+        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
         return {
           status: 200,
           body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
@@ -400,9 +407,11 @@ export function workflowRoutes(): AnyRoute[] {
       responses: { 204: { description: 'Deleted' } },
       errors: [404],
       handler: async ({ services, auth, params }) => {
-        const deleted = await deleteWorkflow(services.db, auth.workspaceId, params.id, () =>
-          beforeWorkflowDeleted(services, auth.workspaceId, params.id),
-        );
+        // Only an existing workflow's schedule is removed (the id could be anything); then its rows.
+        if (!(await getWorkflowVersion(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
+        await beforeWorkflowDeleted(services, auth.workspaceId, params.id);
+        const deleted = await deleteWorkflow(services.db, auth.workspaceId, params.id);
         if (!deleted) throw workflowNotFound(params.id);
         return { status: 204 };
       },
@@ -479,6 +488,7 @@ export function workflowRoutes(): AnyRoute[] {
         },
       },
       errors: [404],
+      semanticErrors: [TRIGGER_INPUT],
       handler: async ({ koa, services, auth, params, query, body, requestId }) => {
         // An empty header is refused, not taken for an absent one: a client that means to be idempotent
         // and sends an empty key (an unset variable) would otherwise start a new execution on every retry.

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { AppError, invalidRequest } from '../errors';
 import { zodDetails } from '../definitions/validate';
 import { readJsonBody } from '../http/body';
-import { csrfTokenMatches, SESSION_COOKIE, setSessionCookie } from '../http/session-cookie';
+import { csrfTokenMatches, sessionCookieOf, setSessionCookie } from '../http/session-cookie';
 import { API_KEY_PATTERN } from '../ids';
 import type { Services } from '../services';
 import { findApiKeyByKey } from '../store/api-keys';
@@ -79,7 +79,7 @@ export function consoleSessionRoutes(router: Router, services: Services): void {
 }
 
 async function currentSession(ctx: Koa.Context, services: Services): Promise<ConsoleSession> {
-  const token = ctx.cookies.get(SESSION_COOKIE);
+  const token = sessionCookieOf(ctx, services.config.console.secureCookie);
   if (!token) throw signedOut('Not signed in.');
   const session = await findConsoleSession(services.db, token);
   if (!session)

@@ -9,8 +9,8 @@
  *
  * Waiting triggers queue per workspace, and a freed place goes to the workspaces in turn (round-robin;
  * first in, first out within one workspace): a workspace that floods the service with triggers waits
- * behind its own, while another workspace's trigger takes the next place
- * (docs/operations.md#fair-sharing-of-workers).
+ * behind its own, while another workspace's trigger takes the next place; and a workspace that holds no
+ * place takes one at once, past the limit if need be (docs/operations.md#fair-sharing-of-workers).
  *
  * An execution leaves when its first batch of steps begins (the step local activity, in this very
  * process, says so: `release`), or after `holdMs` at the latest (a run that another process took up
@@ -36,7 +36,9 @@ interface Waiter {
 }
 
 export class AdmissionGate {
-  private readonly holding = new Map<string, NodeJS.Timeout>();
+  private readonly holding = new Map<string, { timer: NodeJS.Timeout; workspaceId: string }>();
+  /** Places held per workspace. */
+  private readonly heldBy = new Map<string, number>();
   /** Waiting triggers by workspace; a workspace's turn comes in the map's order (see next()). */
   private readonly queues = new Map<string, Waiter[]>();
 
@@ -52,13 +54,18 @@ export class AdmissionGate {
    * maxWaitMs. False when the execution holds one already (a repeated request).
    */
   async admit(executionId: string, workspaceId = ''): Promise<boolean> {
-    if (this.holding.size < this.options.limit && this.queues.size === 0) return this.hold(executionId);
+    if (this.holding.size < this.options.limit && this.queues.size === 0)
+      return this.hold(executionId, workspaceId);
     if (this.holding.has(executionId)) return false;
+    // A workspace that holds no place and waits for none takes one at once, even past the limit: a flood
+    // of other workspaces never makes its first run wait (the overshoot is one place per workspace).
+    if (!this.heldBy.has(workspaceId) && !this.queues.has(workspaceId))
+      return this.hold(executionId, workspaceId);
     return new Promise<boolean>((resolve, reject) => {
       const waiter: Waiter = {
         admit: () => {
           clearTimeout(waiter.timer);
-          const took = this.hold(executionId);
+          const took = this.hold(executionId, workspaceId);
           // A repeated request that waited in line behind its own first one takes no place: pass it on.
           if (!took) this.next()?.admit();
           resolve(took);
@@ -91,19 +98,24 @@ export class AdmissionGate {
 
   /** The execution's steps began (or it will not start): its place goes to the next. */
   release(executionId: string): void {
-    const timer = this.holding.get(executionId);
-    if (!timer) return;
-    clearTimeout(timer);
+    const held = this.holding.get(executionId);
+    if (!held) return;
+    clearTimeout(held.timer);
     this.holding.delete(executionId);
-    this.next()?.admit();
+    const count = (this.heldBy.get(held.workspaceId) ?? 1) - 1;
+    if (count > 0) this.heldBy.set(held.workspaceId, count);
+    else this.heldBy.delete(held.workspaceId);
+    // Past the limit (places taken by workspaces' first runs), a freed place is not handed on.
+    if (this.holding.size < this.options.limit) this.next()?.admit();
   }
 
   /** False when the execution holds a place already. */
-  private hold(executionId: string): boolean {
+  private hold(executionId: string, workspaceId: string): boolean {
     if (this.holding.has(executionId)) return false;
     const timer = setTimeout(() => this.release(executionId), this.options.holdMs ?? 10_000);
     timer.unref();
-    this.holding.set(executionId, timer);
+    this.holding.set(executionId, { timer, workspaceId });
+    this.heldBy.set(workspaceId, (this.heldBy.get(workspaceId) ?? 0) + 1);
     return true;
   }
 

@@ -12,7 +12,7 @@ import type { Logger } from '../logger';
 import { findApiKeyByKey, touchApiKey, type Scope } from '../store/api-keys';
 import { findConsoleSession } from '../store/console-sessions';
 import type { Database } from '../store/db';
-import { csrfTokenMatches, needsCsrfToken, SESSION_COOKIE } from './session-cookie';
+import { csrfTokenMatches, needsCsrfToken, sessionCookieOf } from './session-cookie';
 
 export interface AuthContext {
   keyId: string;
@@ -75,6 +75,8 @@ export class Authenticator {
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
+    /** CONSOLE_SECURE_COOKIE: which session cookie counts (see sessionCookieOf). */
+    private readonly secureCookie: boolean | undefined = undefined,
   ) {}
 
   /**
@@ -91,7 +93,7 @@ export class Authenticator {
     }
     const header = ctx.get('authorization');
     if (!header) {
-      const sessionToken = ctx.cookies.get(SESSION_COOKIE);
+      const sessionToken = sessionCookieOf(ctx, this.secureCookie);
       if (sessionToken) return this.authenticateSession(ctx, sessionToken, needed, options);
       throw unauthorized('Missing API key: send the header Authorization: Bearer <key>.');
     }

@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import type Koa from 'koa';
 import { metrics, METRICS_CONTENT_TYPE } from './metrics';
 
@@ -34,7 +35,17 @@ export function metricsAuthorized(authorization: string | undefined, token: stri
   return presented.length === expected.length && timingSafeEqual(presented, expected);
 }
 
-/** `GET /metrics` in the API's Koa app (when no METRICS_PORT is set). */
+/** True for a client on this machine (127.0.0.0/8, ::1, and IPv4-mapped loopback). */
+export function isLoopbackClient(address: string | undefined): boolean {
+  if (!address || !ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'loopback';
+}
+
+/**
+ * `GET /metrics` in the API's Koa app (when no METRICS_PORT is set). The API's port is usually public and
+ * the labels name workspaces and workflows, so without METRICS_TOKEN the page answers only clients on
+ * this machine (the address of the connection itself: forwarded headers do not count).
+ */
 export function metricsRoute(token: string | undefined): Koa.Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
@@ -42,6 +53,12 @@ export function metricsRoute(token: string | undefined): Koa.Middleware {
       return;
     }
     ctx.state['route'] = '/metrics';
+    if (!token && !isLoopbackClient(ctx.req.socket.remoteAddress)) {
+      ctx.status = 403;
+      ctx.type = 'text/plain';
+      ctx.body = 'Metrics answer only local clients: set METRICS_TOKEN, or METRICS_PORT and METRICS_HOST\n';
+      return;
+    }
     if (!metricsAuthorized(ctx.get('authorization') || undefined, token)) {
       ctx.status = 401;
       ctx.set('WWW-Authenticate', 'Bearer');
@@ -55,7 +72,7 @@ export function metricsRoute(token: string | undefined): Koa.Middleware {
   };
 }
 
-/** A server of its own on METRICS_PORT: `GET /metrics` only. */
+/** A server of its own on METRICS_PORT and METRICS_HOST (127.0.0.1 unless set): `GET /metrics` only. */
 export async function startMetricsServer(options: {
   host: string;
   port: number;

@@ -4,7 +4,8 @@
  * (src/observability/metrics-server.ts) renders it, followed by the Temporal SDK's own metrics.
  *
  * Labels are bounded: routes are patterns, never paths; workflow labels are the workflow ids users
- * saved (one series per workflow and status).
+ * saved, at most MAX_WORKFLOW_LABELS of them per process (later ones count as `_other`), since every
+ * workspace can create workflows and each id would be series of its own in Prometheus.
  */
 import client from 'prom-client';
 
@@ -109,12 +110,30 @@ class ServiceMetrics {
     client.collectDefaultMetrics({ register: this.registry });
   }
 
+  /** Workflows labelled so far, as `workspace/workflow`. */
+  private readonly workflowLabels = new Set<string>();
+
+  /** Counts an execution's end; a workflow first seen once MAX_WORKFLOW_LABELS are taken counts as `_other`. */
+  executionClosed(status: string, workspace: string, workflow: string): void {
+    const key = `${workspace}/${workflow}`;
+    if (!this.workflowLabels.has(key)) {
+      if (this.workflowLabels.size < MAX_WORKFLOW_LABELS) this.workflowLabels.add(key);
+      else workflow = OTHER_WORKFLOW_LABEL;
+    }
+    this.executions.inc({ status, workspace, workflow });
+  }
+
   /** A PostgreSQL pool whose connections the gauge reports; the returned function stops that. */
   trackPool(stats: () => PoolStats): () => void {
     this.pools.add(stats);
     return () => this.pools.delete(stats);
   }
 }
+
+/** Distinct (workspace, workflow) pairs a process labels executions with; the rest are `other`. */
+export const MAX_WORKFLOW_LABELS = 1000;
+/** The workflow label of executions past MAX_WORKFLOW_LABELS (a workflow id never starts with `_`). */
+export const OTHER_WORKFLOW_LABEL = '_other';
 
 /** This process's metrics. */
 export const metrics = new ServiceMetrics();

@@ -4,10 +4,11 @@
  * starts an execution exactly as the trigger endpoint does (same workflow type, task queue, search attributes
  * and definition snapshot) with `trigger.type = "schedule"` and the trigger's `input`.
  *
- * Saves and deletes call syncSchedule / removeSchedule inside their database transaction (see
- * src/workflows/lifecycle.ts): Temporal down is a 503 and a spec Temporal rejects is a 400, and either
- * way the save or delete is rolled back. What can still drift (a save whose commit failed after its
- * schedule was written, a schedule deleted by hand) is put right by reconcileSchedules at every API start.
+ * Saves call syncSchedule after their transaction commits, deletes call removeSchedule before theirs (see
+ * src/workflows/lifecycle.ts: no database connection waits on Temporal): Temporal down is a 503 and a
+ * spec Temporal rejects is a 400, and either way the save is undone. What can still drift (a process
+ * dying between the two, a delete whose rows stayed after its schedule went, a schedule deleted by hand)
+ * is put right by reconcileSchedules at every API start.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { status as grpcStatus } from '@grpc/grpc-js';

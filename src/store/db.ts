@@ -97,10 +97,25 @@ export interface OpenDatabaseOptions {
   dataDir: string;
   /** Pool size for a PostgreSQL server. */
   maxConnections?: number;
+  /**
+   * PostgreSQL's statement_timeout on every pool connection (DATABASE_STATEMENT_TIMEOUT_MS): the server
+   * cancels a statement running longer, so none holds a connection and its locks for ever. 0: none.
+   * PGlite runs in this process and has no timer to cancel with; it takes no timeout.
+   */
+  statementTimeoutMs?: number;
 }
 
+/** DATABASE_STATEMENT_TIMEOUT_MS's default. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.dataDir);
+  return options.url
+    ? openPostgres(
+        options.url,
+        options.maxConnections ?? 10,
+        options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS,
+      )
+    : openPglite(options.dataDir);
 }
 
 /** Where PGlite keeps its files inside DATA_DIR. */
@@ -164,13 +179,16 @@ async function initializeCluster(directory: string): Promise<void> {
   });
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, statementTimeoutMs: number): Promise<Database> {
   const pool = new pg.Pool({
     connectionString: url,
     max,
     // A dead server must answer 503 quickly, never hang a request.
     connectionTimeoutMillis: 3000,
-    query_timeout: 15000,
+    // The server cancels a long statement (and frees its locks); the client stops waiting a little
+    // later, for a server that no longer answers at all.
+    ...(statementTimeoutMs > 0 && { statement_timeout: statementTimeoutMs }),
+    query_timeout: (statementTimeoutMs > 0 ? statementTimeoutMs : DEFAULT_STATEMENT_TIMEOUT_MS) + 2_000,
     idleTimeoutMillis: 30000,
   });
   // An idle client losing its server must not crash the process; the next query reports it.

@@ -18,6 +18,9 @@ export interface MigrationResult {
 export async function migrate(db: Database): Promise<MigrationResult> {
   if (db.kind === 'pglite') return runMigrations(db, db);
   return db.transaction(async (tx) => {
+    // DATABASE_STATEMENT_TIMEOUT_MS bounds requests' statements, not schema changes (nor the wait for
+    // another process's migration): lifted for this transaction only.
+    await tx.query('set local statement_timeout = 0');
     // Transaction-scoped lock: released at commit even if this process dies mid-way.
     await tx.query('select pg_advisory_xact_lock($1)', [MIGRATION_LOCK_ID]);
     return runMigrations(db, tx);

@@ -95,6 +95,39 @@ export async function saveWorkflowVersion<T>(
   });
 }
 
+/**
+ * Undoes a save whose side effects failed (its schedule): version 1 takes the workflow with it, a later
+ * version gives way to the one before. Nothing happens when another save came after it meanwhile (that
+ * save's own schedule stands).
+ */
+export async function revertWorkflowVersion(
+  db: Database,
+  workspaceId: string,
+  workflowId: string,
+  version: number,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const [row] = await tx.query<{ latest_version: number }>(
+      'select latest_version from workflows where workspace_id = $1 and id = $2 for update',
+      [workspaceId, workflowId],
+    );
+    if (row?.latest_version !== version) return;
+    if (version === 1) {
+      await tx.query('delete from workflows where workspace_id = $1 and id = $2', [workspaceId, workflowId]);
+    } else {
+      await tx.query(
+        'delete from workflow_versions where workspace_id = $1 and workflow_id = $2 and version = $3',
+        [workspaceId, workflowId, version],
+      );
+      await tx.query(
+        'update workflows set latest_version = $3, updated_at = now() where workspace_id = $1 and id = $2',
+        [workspaceId, workflowId, version - 1],
+      );
+    }
+    await announceChange(tx, 'workflows');
+  });
+}
+
 async function insertVersion(
   tx: Queryable,
   workspaceId: string,

@@ -36,7 +36,7 @@ describe('hostile definitions @integration', function () {
   let receiver: Receiver;
   before(async function () {
     this.timeout(120_000);
-    // An operator may raise steps_per_definition past its default of 200 (docs/operations.md#limits):
+    // An operator may raise steps_per_definition past its default of 200 (docs/operations.md#workspace-limits):
     // the engine must still run such definitions.
     service = await startTestService({ env: { WORKSPACE_MAX_STEPS_PER_DEFINITION: '300' } });
     receiver = await Receiver.start();

@@ -119,6 +119,25 @@ describe('outbound webhooks @integration', function () {
           );
         });
       }
+
+      it("accepts the document's example endpoint, whose host is a documentation name (resolving or not)", async () => {
+        const doc = await strict.api().get('/v1/openapi.json');
+        const example = doc.body.paths['/v1/webhooks'].post.requestBody.content['application/json'].example;
+        const res = await strict.api().post('/v1/webhooks', example);
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        expect(res.body.url).to.equal(example.url);
+      });
+
+      it('refuses a name that does not resolve, outside the documentation names', async () => {
+        const res = await strict
+          .api()
+          .post('/v1/webhooks', { url: 'https://hooks.invalid/x', events: ['execution.completed'] });
+        expectError(res, 400, 'invalid_webhook_url');
+        expect(res.body.error.details[0]).to.deep.equal({
+          path: '/url',
+          message: 'hooks.invalid does not resolve',
+        });
+      });
     });
   });
 

@@ -32,8 +32,9 @@ describe('admission of new executions (embedded process)', () => {
   });
 
   it('hands places to waiting workspaces in turn, so a flood waits behind itself', async () => {
-    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
+    const gate = new AdmissionGate({ limit: 2, maxWaitMs: 1000 });
     await gate.admit('a0', 'A');
+    await gate.admit('b0', 'B');
     const order: string[] = [];
     const flood = ['a1', 'a2', 'a3'].map((id) => gate.admit(id, 'A').then(() => order.push(id)));
     const other = gate.admit('b1', 'B').then(() => order.push('b1'));
@@ -48,6 +49,25 @@ describe('admission of new executions (embedded process)', () => {
       'a2',
       'a3',
     ]);
+  });
+
+  it('admits the first run of a workspace holding no place at once, past the limit', async () => {
+    const gate = new AdmissionGate({ limit: 1, maxWaitMs: 1000 });
+    await gate.admit('a0', 'A');
+    const flood = gate.admit('a1', 'A');
+    expect(await gate.admit('b1', 'B'), 'B holds nothing: it goes in').to.equal(true);
+    expect(gate.inFlight).to.equal(2);
+    let secondOfB = false;
+    const second = gate.admit('b2', 'B').then(() => (secondOfB = true));
+    await tick();
+    expect(secondOfB, "B's second run waits its turn").to.equal(false);
+    gate.release('b1');
+    await tick();
+    expect(gate.inFlight, 'a freed place past the limit is not handed on').to.equal(1);
+    gate.release('a0');
+    await flood;
+    gate.release('a1');
+    await second;
   });
 
   it('gives a freed place to the waiting trigger, not to one arriving at the same moment', async () => {

@@ -159,6 +159,11 @@ describe('docs', () => {
         why: 'the screenshot test and the Schemathesis fuzz test',
         readIn: ['test/integration'],
       },
+      {
+        names: /^(SY_FUZZ_[A-Z0-9_]+|SCHEMATHESIS_HOOKS)$/,
+        why: 'the Schemathesis hooks (a run against npm start)',
+        readIn: ['test/support/schemathesis'],
+      },
       { names: /^LOAD_[A-Z0-9_]+$/, why: 'the load suite', readIn: ['test/load'] },
       {
         names: /^OTEL_[A-Z0-9_]+$/,

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { EVENT_KINDS } from '../../core/event-types';
 import { apiRoutes, openApiDocument } from '../../src/app';
 import { eventPayloadExample, eventPayloadSchema } from '../../src/api/schemas';
+import { ERROR_CODES } from '../../src/errors';
 
 /** The document, walked as plain JSON. */
 type Json = any;
@@ -104,6 +105,62 @@ describe('OpenAPI document examples and webhooks', () => {
     it('documents the 2xx acknowledgement and the 410 that disables an endpoint', () => {
       for (const kind of EVENT_KINDS)
         expect(Object.keys(doc.webhooks[kind].post.responses), kind).to.deep.equal(['200', '410']);
+    });
+  });
+
+  describe('semantic 400s (issue 23 point 7)', () => {
+    const semantic = (op: Json): Json[] => op.responses?.['400']?.['x-semantic-errors'] ?? [];
+
+    it('gives no cursor parameter an example: no fixed cursor is valid for every caller', () => {
+      for (const [name, op] of operations())
+        for (const param of op.parameters ?? [])
+          if (param.name === 'cursor')
+            expect(param.example ?? param.schema?.example, `${name} ?cursor`).to.equal(undefined);
+    });
+
+    it('lists the refused cursor among the 400s of every list', () => {
+      const lists = operations().filter(([, op]) =>
+        (op.parameters ?? []).some((p: Json) => p.name === 'cursor'),
+      );
+      expect(lists.length).to.be.at.least(7);
+      for (const [name, op] of lists) {
+        const cursor = semantic(op).find((e) => e.path === '/cursor');
+        expect(cursor, name).to.include({ code: 'invalid_request' });
+        expect(op.responses['400'].description, name).to.include(cursor.description);
+      }
+    });
+
+    it('lists the definition checks on createWorkflow and saveWorkflowVersion', () => {
+      for (const id of ['createWorkflow', 'saveWorkflowVersion']) {
+        const [, op] = operations().find(([, o]) => o.operationId === id)!;
+        const messages = semantic(op).map((e) => e.message as string);
+        expect(
+          messages.some((m) => m.includes('does not parse')),
+          id,
+        ).to.equal(true);
+        expect(
+          messages.some((m) => m.includes('duplicate step id')),
+          id,
+        ).to.equal(true);
+      }
+    });
+
+    it('lists an unresolvable webhook host on createWebhook', () => {
+      const [, op] = operations().find(([, o]) => o.operationId === 'createWebhook')!;
+      expect(semantic(op).map((e) => e.code)).to.include('invalid_webhook_url');
+    });
+
+    it('gives each one an error code, patterns that compile, and a description', () => {
+      let count = 0;
+      for (const [name, op] of operations())
+        for (const error of semantic(op)) {
+          count++;
+          expect(ERROR_CODES, name).to.include(error.code);
+          expect(() => new RegExp(`^(?:${error.path})$`), name).not.to.throw();
+          expect(() => new RegExp(`^(?:${error.message})$`, 's'), name).not.to.throw();
+          expect(error.description, name).to.be.a('string').and.not.equal('');
+        }
+      expect(count).to.be.at.least(20);
     });
   });
 });

@@ -27,6 +27,7 @@ import {
 import { webhookHeaders } from '../../src/webhooks/signing';
 import {
   DELIVERY_WORKFLOW_TYPE,
+  deliveryWorkflowId,
   type DeliveryWorkflowInput,
   type EmittedEvent,
   type EventKind,
@@ -65,10 +66,6 @@ export type AttemptOutcome =
   | { status: 'succeeded' | 'endpoint_deleted' | 'endpoint_disabled' | 'endpoint_gone' }
   | { status: 'failed'; error: string }
   | { status: 'retry'; delay_ms: number; error: string };
-
-export function deliveryWorkflowId(eventId: string): string {
-  return `dlv_${eventId}`;
-}
 
 export function createEventActivities(deps: EventActivityDeps) {
   const dispatcher = new Agent({ connect: { lookup: guardedLookup(deps.policy) } });

@@ -1,19 +1,21 @@
-"""Schemathesis hooks for test/integration/openapi-fuzz.test.ts (loaded through SCHEMATHESIS_HOOKS).
+"""Schemathesis hooks for test/integration/openapi-fuzz.test.ts and for a run against `npm start`
+(docs/development.md; loaded through SCHEMATHESIS_HOOKS).
 
 Three things, each as narrow as it can be:
 
-1. The key under test is never revoked: `DELETE /v1/api-keys/{id}` with its id (SY_FUZZ_KEY_ID) is
-   dropped before it is sent (the keys Schemathesis creates itself are revoked like any other).
+1. The key under test is never revoked: `DELETE /v1/api-keys/{id}` with its id (SY_FUZZ_KEY_ID, or looked
+   up from the key itself, SY_FUZZ_KEY) is dropped before it is sent (the keys Schemathesis creates
+   itself are revoked like any other).
 2. Inbound hooks to the fixture workflow (SY_FUZZ_HOOK_WORKFLOW) are signed with its hook secret, as a
    real sender signs them (docs/webhooks.md#signing-a-request), so that the fuzzer reaches what lies
    behind the signature check; cases without the header or with a malformed one are sent as drawn.
 3. `positive_data_acceptance` failures are dropped only where the API answers 400 to a request that the
-   document's schemas allow, as docs/api.md#errors says it does, for a rule that no JSON Schema can
-   state (a cursor from another list, a JSONata expression that does not parse, input that fails the
-   workflow's own input_schema, text the database cannot store, more steps than the workspace allows);
-   the document describes each one, and
-   SEMANTIC_400 below lists them with the error code and the detail the service answers with. Any other
-   400 to a schema-valid request, and every failure of every other check, still fails the run.
+   document's schemas allow for a reason the document lists for that operation: its 400 response's
+   `x-semantic-errors` (src/api/semantic-errors.ts), the rules no JSON Schema can state (a cursor from
+   another list, a JSONata expression that does not parse, input that fails the workflow's own
+   input_schema, a webhook host that does not resolve, text the database cannot store, more steps than
+   the workspace allows), each with its error code and the patterns of the details' path and message.
+   Any other 400 to a schema-valid request, and every failure of every other check, still fails the run.
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ import json
 import os
 import re
 import time
+import urllib.request
 
 import schemathesis
 
-KEY_ID = os.environ.get("SY_FUZZ_KEY_ID", "")
+_KEY_ID = os.environ.get("SY_FUZZ_KEY_ID", "")
+# The key under test itself, for a run that does not know its id (against `npm start`, docs/development.md):
+# its id is looked up once, among the workspace's keys, by the key's prefix.
+KEY = os.environ.get("SY_FUZZ_KEY", "")
 HOOK_WORKFLOW = os.environ.get("SY_FUZZ_HOOK_WORKFLOW", "")
 HOOK_SECRET = os.environ.get("SY_FUZZ_HOOK_SECRET", "")
 
@@ -36,16 +42,38 @@ def operation_id(case) -> str:
     return case.operation.definition.raw.get("operationId", "")
 
 
+def key_id(case) -> str:
+    """The id of the key under test ("" when unknown)."""
+    global _KEY_ID
+    if _KEY_ID or not KEY:
+        return _KEY_ID
+    base = case.operation.schema.get_base_url().rstrip("/")
+    cursor = ""
+    for _ in range(1000):
+        url = f"{base}/v1/api-keys?limit=100" + (f"&cursor={cursor}" if cursor else "")
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {KEY}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            page = json.load(answer)
+        for item in page["data"]:
+            if KEY.startswith(item["prefix"]):
+                _KEY_ID = item["id"]
+                return _KEY_ID
+        cursor = page.get("next_cursor") or ""
+        if not cursor:
+            break
+    raise RuntimeError("SY_FUZZ_KEY is not one of this workspace's keys")
+
+
 @schemathesis.hook
 def filter_case(context, case) -> bool:
-    if operation_id(case) == "revokeApiKey" and KEY_ID:
-        return (case.path_parameters or {}).get("id") != KEY_ID
+    if operation_id(case) == "revokeApiKey" and key_id(case):
+        return (case.path_parameters or {}).get("id") != key_id(case)
     return True
 
 
 @schemathesis.hook
 def before_call(context, case, kwargs) -> None:
-    if operation_id(case) == "revokeApiKey" and (case.path_parameters or {}).get("id") == KEY_ID:
+    if operation_id(case) == "revokeApiKey" and (case.path_parameters or {}).get("id") == key_id(case):
         # A stateful link that carried the key's own id: send it to a key that cannot exist instead.
         case.path_parameters = {**case.path_parameters, "id": "key_kept_by_the_fuzz_test"}
     if operation_id(case) == "triggerHook" and HOOK_SECRET:
@@ -69,54 +97,14 @@ def before_call(context, case, kwargs) -> None:
         kwargs["data"] = raw
 
 
-# operationId -> rules: (error code, JSON pointer of the detail, what its message says). A rejection is
-# accepted only when the answer is 400 with that code and *every* detail matches one of the rules.
-LIST_CURSOR = ("invalid_request", r"/cursor", r"(is invalid|does not match the filters)")
-DEFINITION_RULES = [
-    # The checks `checkDefinition` (src/definitions/validate.ts) runs after the schema has passed.
-    ("invalid_definition", r"/steps/\d+(/.*)?", r"(expression|template \{\{ .* \}\}) does not parse: .*"),
-    ("invalid_definition", r"/steps/\d+(/.*)?", r"(expression|template \{\{ .* \}\}) refers to step \".*\", which does not come earlier in the workflow"),
-    ("invalid_definition", r"/steps/\d+(/.*)?", r"(expression|template \{\{ .* \}\}) (reads secrets|mixes secrets|must name the secret).*"),
-    ("invalid_definition", r"/steps/\d+(/.*)?", r"empty template \{\{ \}\}"),
-    ("invalid_definition", r"/steps/\d+(/.*)?", r"a string that uses secrets cannot hold other templates.*"),
-    ("invalid_definition", r"/steps/\d+/id", r"duplicate step id \".*\""),
-    ("invalid_definition", r"/steps/\d+/output_schema", r"is not a valid JSON Schema: .*"),
-    ("invalid_definition", r"/input_schema", r"is not a valid JSON Schema: .*"),
-    ("invalid_definition", r"/trigger/timezone", r"(must be an IANA time zone name.*|must be spelt \".*\")"),
-    ("invalid_definition", r"/trigger/input(/.*)?", r".*\(the schedule's input must satisfy the input_schema\)"),
-    ("invalid_definition", r"/trigger/cron", r".*"),
-    # The workspace's steps_per_definition (200 by default), below the schema's 500.
-    ("invalid_definition", r"/steps", r"has \d+ steps; this workspace allows at most \d+ per definition \(limit steps_per_definition\)"),
-]
-# Stored text cannot hold U+0000 (PostgreSQL cannot store it; the document's description says so).
-NUL = ("invalid_request", r"", r"contains U\+0000")
-SEMANTIC_400: dict[str, list[tuple[str, str, str]]] = {
-    "listApiKeys": [LIST_CURSOR],
-    "listWorkflows": [LIST_CURSOR],
-    "listExecutions": [LIST_CURSOR],
-    "listSecrets": [LIST_CURSOR],
-    "listWebhooks": [LIST_CURSOR],
-    "listWebhookDeliveries": [LIST_CURSOR],
-    "listWorkflowVersions": [LIST_CURSOR],
-    "createWorkflow": [*DEFINITION_RULES, NUL],
-    "saveWorkflowVersion": [
-        *DEFINITION_RULES,
-        NUL,
-        # The body's id, when given, must be the URL's.
-        ("invalid_definition", r"/id", r"must be '.*'"),
-    ],
-    # Trigger input is checked against the workflow's own input_schema, which the document cannot know.
-    "triggerWorkflow": [("invalid_input", r"(/.*)?", r".*")],
-    "triggerHook": [("invalid_input", r"(/.*)?", r".*")],
-    "retryExecution": [("invalid_input", r"/input(/.*)?", r".*")],
-    "createApiKey": [NUL],
-    "createWebhook": [NUL],
-    "putSecret": [NUL],
-}
+def semantic_rules(case) -> list[dict]:
+    """The operation's documented semantic 400s: `x-semantic-errors` of its 400 response (src/api/semantic-errors.ts)."""
+    responses = case.operation.definition.raw.get("responses", {})
+    return list((responses.get("400") or {}).get("x-semantic-errors") or [])
 
 
 def documented_semantic_rejection(case, response) -> bool:
-    rules = SEMANTIC_400.get(operation_id(case))
+    rules = semantic_rules(case)
     if not rules or response.status_code != 400:
         return False
     try:
@@ -128,10 +116,10 @@ def documented_semantic_rejection(case, response) -> bool:
         return False
     for detail in details:
         if not any(
-            error.get("code") == code
-            and re.fullmatch(path, str(detail.get("path", "")))
-            and re.fullmatch(message, str(detail.get("message", "")), re.DOTALL)
-            for code, path, message in rules
+            error.get("code") == rule["code"]
+            and re.fullmatch(rule["path"], str(detail.get("path", "")))
+            and re.fullmatch(rule["message"], str(detail.get("message", "")), re.DOTALL)
+            for rule in rules
         ):
             return False
     return True

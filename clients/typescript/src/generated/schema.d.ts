@@ -417,7 +417,7 @@ export interface paths {
     put?: never;
     /**
      * Send a delivery again
-     * @description A new series of attempts (same webhook-id), logged after the earlier ones.
+     * @description A new series of attempts (same webhook-id), logged after the earlier ones. One series per delivery at a time: while the delivery is still being attempted (its first series retrying, or an earlier redelivery), 409 `delivery_in_progress`. A workspace may ask for 10 redeliveries at once, then one every 6 s (429 `rate_limited` past it).
      */
     post: operations['redeliverWebhook'];
     delete?: never;
@@ -1001,6 +1001,7 @@ export interface components {
           | 'method_not_allowed'
           | 'execution_not_failed'
           | 'execution_not_running'
+          | 'delivery_in_progress'
           | 'step_not_waiting'
           | 'workflow_exists'
           | 'no_webhook_trigger'
@@ -1690,7 +1691,10 @@ export interface operations {
           'application/json': components['schemas']['ApiKeyList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -1930,7 +1934,10 @@ export interface operations {
           'application/json': components['schemas']['CreatedApiKey'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -2459,7 +2466,10 @@ export interface operations {
           'application/json': components['schemas']['WorkflowList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -2847,7 +2857,22 @@ export interface operations {
           'application/json': components['schemas']['Workflow'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
+       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
+       *     - `invalid_definition`: A template `{{ }}` is empty.
+       *     - `invalid_definition`: A string that uses a secret holds other templates too.
+       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
+       *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -3666,7 +3691,23 @@ export interface operations {
           'application/json': components['schemas']['Workflow'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
+       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
+       *     - `invalid_definition`: A template `{{ }}` is empty.
+       *     - `invalid_definition`: A string that uses a secret holds other templates too.
+       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
+       *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
+       *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
+       *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       *     - `invalid_definition`: The body's `id` is not the URL's (it may be left out).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -4183,7 +4224,10 @@ export interface operations {
           'application/json': components['schemas']['WorkflowVersionList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -4768,7 +4812,10 @@ export interface operations {
           'application/json': components['schemas']['Accepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -5086,7 +5133,10 @@ export interface operations {
           'application/json': components['schemas']['ExecutionList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -5634,7 +5684,10 @@ export interface operations {
           'application/json': components['schemas']['RetryAccepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The new `input` does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7000,7 +7053,10 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7550,7 +7606,10 @@ export interface operations {
           'application/json': components['schemas']['SecretList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7782,7 +7841,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookEndpointList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7987,7 +8049,7 @@ export interface operations {
         'application/json': {
           /**
            * Format: uri
-           * @description An absolute https URL without credentials that does not resolve to a private, loopback or link-local address (plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS). Any other value is 400 invalid_webhook_url.
+           * @description An absolute https URL without credentials that does not resolve to a private, loopback or link-local address (plain http and private addresses only where the operator set ALLOW_PRIVATE_DESTINATIONS); its host must resolve, except a name reserved for documentation (example.com, example.net, example.org, *.example), accepted unresolved so that examples work offline. Any other value is 400 invalid_webhook_url.
            * @example https://hooks.example.com/switchyard
            */
           url: string;
@@ -8034,7 +8096,11 @@ export interface operations {
           'application/json': components['schemas']['CreatedWebhookEndpoint'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_webhook_url`: The URL's host does not resolve, or resolves to a private, loopback or link-local address (or the URL is plain http, has credentials, or is not a URL the guard can parse) where the operator did not set ALLOW_PRIVATE_DESTINATIONS.
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -8801,7 +8867,10 @@ export interface operations {
           'application/json': components['schemas']['WebhookDeliveryList'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -9148,6 +9217,33 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "delivery_in_progress",
+           *         "message": "Delivery 'dlv_4mT7qW2zX9cV5bN1kL8pR3sY' is still being attempted; ask again once it has succeeded or failed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Body larger than the limit */
       413: {
         headers: {
@@ -9354,7 +9450,10 @@ export interface operations {
           'application/json': components['schemas']['Accepted'];
         };
       };
-      /** @description Invalid request, input or definition */
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       */
       400: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */

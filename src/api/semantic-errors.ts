@@ -1,0 +1,154 @@
+/**
+ * The 400s an operation answers to a request its JSON Schemas allow: rules no JSON Schema can state (a
+ * cursor bound to the list it came from, JSONata that must parse, input checked against the workflow's
+ * own input_schema, a host that must resolve, text PostgreSQL cannot store). Each route lists its own
+ * (route.ts `semanticErrors`); the OpenAPI document shows them in the operation's 400 response, in prose
+ * and as `x-semantic-errors` (openapi.ts), and the Schemathesis hooks (test/support/schemathesis/hooks.py)
+ * read that extension from the served document: a schema-valid request may be refused only for a reason
+ * listed there, so the list and the document cannot drift apart.
+ */
+import type { ErrorCode } from '../errors';
+
+export interface SemanticError {
+  /** The error code of the 400 body. */
+  code: ErrorCode;
+  /** A regular expression (whole match) over each detail's `path`. */
+  path: string;
+  /** A regular expression (whole match) over each detail's `message`. */
+  message: string;
+  /** What the rule is, for the reader of the document. */
+  description: string;
+}
+
+/** Every list: its cursor must be one the same list issued, in this workspace, for the same filters. */
+export const LIST_CURSOR: SemanticError = {
+  code: 'invalid_request',
+  path: '/cursor',
+  message: '(is invalid|does not match the filters)',
+  description:
+    "`cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).",
+};
+
+/** Text the service stores cannot hold U+0000 (PostgreSQL cannot store it). */
+export const NUL_TEXT: SemanticError = {
+  code: 'invalid_request',
+  path: '',
+  message: 'contains U\\+0000',
+  description: 'A string the service would store contains U+0000, which PostgreSQL cannot store.',
+};
+
+/** The checks `checkDefinition` (src/definitions/validate.ts) runs once the definition's schema has passed. */
+export const DEFINITION_ERRORS: SemanticError[] = [
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message: '(expression|template \\{\\{ .* \\}\\}) does not parse: .*',
+    description: 'A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message:
+      '(expression|template \\{\\{ .* \\}\\}) refers to step ".*", which does not come earlier in the workflow',
+    description: 'An expression or template reads the output of a step that does not come earlier.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message: '(expression|template \\{\\{ .* \\}\\}) (reads secrets|mixes secrets|must name the secret).*',
+    description:
+      'An expression reads secrets, or a template mixes a secret with other values or does not name one secret.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message: 'empty template \\{\\{ \\}\\}',
+    description: 'A template `{{ }}` is empty.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message: 'a string that uses secrets cannot hold other templates.*',
+    description: 'A string that uses a secret holds other templates too.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+/id',
+    message: 'duplicate step id ".*"',
+    description: 'Two steps share an id.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+/output_schema',
+    message: 'is not a valid JSON Schema: .*',
+    description:
+      "A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/input_schema',
+    message: 'is not a valid JSON Schema: .*',
+    description:
+      '`input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/trigger/timezone',
+    message: '(must be an IANA time zone name.*|must be spelt ".*")',
+    description:
+      "The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/trigger/input(/.*)?',
+    message: ".*\\(the schedule's input must satisfy the input_schema\\)",
+    description: "The schedule's `input` does not satisfy the definition's `input_schema`.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/trigger/cron',
+    message: '.*',
+    description: "The schedule's `cron` is not a cron expression the scheduler accepts.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps',
+    message:
+      'has \\d+ steps; this workspace allows at most \\d+ per definition \\(limit steps_per_definition\\)',
+    description:
+      "More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).",
+  },
+];
+
+/** Trigger input is checked against the workflow's own input_schema, which the document cannot know. */
+export const TRIGGER_INPUT: SemanticError = {
+  code: 'invalid_input',
+  path: '(/.*)?',
+  message: '.*',
+  description: "The input does not satisfy the workflow's `input_schema`.",
+};
+
+/** A retry's new input, checked against the workflow's input_schema. */
+export const RETRY_INPUT: SemanticError = {
+  code: 'invalid_input',
+  path: '/input(/.*)?',
+  message: '.*',
+  description: "The new `input` does not satisfy the workflow's `input_schema`.",
+};
+
+/** A webhook URL's host is checked by DNS: it must resolve, and only to public addresses. */
+export const WEBHOOK_URL: SemanticError = {
+  code: 'invalid_webhook_url',
+  path: '/url',
+  message: '.*',
+  description:
+    "The URL's host does not resolve, or resolves to a private, loopback or link-local address (or the URL is plain http, has credentials, or is not a URL the guard can parse) where the operator did not set ALLOW_PRIVATE_DESTINATIONS.",
+};
+
+/** A new version's body may repeat the workflow's id, but only the URL's. */
+export const VERSION_ID: SemanticError = {
+  code: 'invalid_definition',
+  path: '/id',
+  message: "must be '.*'",
+  description: "The body's `id` is not the URL's (it may be left out).",
+};
