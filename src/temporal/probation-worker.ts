@@ -122,10 +122,17 @@ export async function runProbationWorker(options: ProbationWorkerOptions): Promi
     worker.shutdown();
     await running.catch(() => undefined);
     if (stopping) return;
-    const next = await options.create(undefined);
-    if (stopping) return;
-    worker = next;
-    running = worker.run();
+    try {
+      const next = await options.create(undefined);
+      if (stopping) return;
+      worker = next;
+      running = worker.run();
+    } catch (error) {
+      // As when a worker stops by itself: the process exits and its supervisor starts it again.
+      logger.fatal({ err: error }, 'Could not start the normal worker after probation');
+      failed();
+      return;
+    }
     void watch(running, worker);
     logger.info('Worker out of probation');
   };
