@@ -55,7 +55,9 @@ describe('fair sharing of workers @security', function () {
     expect(result.p50_ratio, `B's median under the flood over its median alone: ${summary}`).to.be.at.most(
       40,
     );
-    // The flood was a real one: the API took all of it.
-    expect(result.flood_trigger_errors, `A's triggers were all accepted: ${summary}`).to.equal(0);
+    // The flood was a real one: the API took nearly all of it (backpressure may refuse the flooder a few).
+    expect(result.flood_trigger_errors, `A's triggers were nearly all accepted: ${summary}`).to.be.at.most(
+      FLOOD / 10,
+    );
   });
 });

@@ -38,15 +38,18 @@ export function sharedService(): Promise<TestService> {
   return shared;
 }
 
-// A root-level hook (a spec file loads this module first, at its top level): the shared service stops
-// once, after every suite.
-after(async function () {
-  this.timeout(30_000);
-  await shared?.then(
-    (service) => service.stop(),
+/**
+ * Stops the shared service, if one started (root-hooks.ts, after all the suites of a run, or of a file
+ * when files run in parallel processes: the next file of the process then starts its own).
+ */
+export async function stopSharedService(): Promise<void> {
+  const service = shared;
+  shared = undefined;
+  await service?.then(
+    (started) => started.stop(),
     () => undefined,
   );
-});
+}
 
 /** A JSON Schema as the OpenAPI document holds it (loosely typed: only what the checks read). */
 export interface JsonSchema {
