@@ -236,6 +236,20 @@ interface PreparedCall<T> {
  * written: the call resolves them, so secret values never reach history). A retryable failure hands the
  * step over to an activity for the attempts left (`next: retry`), visible to describe and Temporal UI.
  */
+/** The record of a connector or ai step whose attempts go on as an activity: one attempt made so far. */
+function runningRecord(step: ConnectorStep | AiStep, started: Date, input: unknown): StepRecord {
+  return {
+    id: step.id,
+    status: 'running',
+    started_at: started.toISOString(),
+    finished_at: null,
+    attempts: 1,
+    input,
+    output: null,
+    error: null,
+  };
+}
+
 async function runNetworkStep<T>(
   step: ConnectorStep | AiStep,
   started: Date,
@@ -258,16 +272,7 @@ async function runNetworkStep<T>(
   if (!release) {
     metrics.stepsDeferred.inc({ kind: step.kind });
     return {
-      record: {
-        id: step.id,
-        status: 'running',
-        started_at: started.toISOString(),
-        finished_at: null,
-        attempts: 0,
-        input: request,
-        output: null,
-        error: null,
-      },
+      record: { ...runningRecord(step, started, request), attempts: 0 },
       next: { kind: 'defer', request, meta },
     };
   }
@@ -293,13 +298,7 @@ async function runNetworkStep<T>(
     const finished = new Date();
     return {
       record: {
-        id: step.id,
-        status: 'running',
-        started_at: started.toISOString(),
-        finished_at: null,
-        attempts: 1,
-        input: request,
-        output: null,
+        ...runningRecord(step, started, request),
         error: { code, message: failure.message },
         next_attempt_at: new Date(finished.getTime() + delayMs).toISOString(),
       },
