@@ -30,6 +30,10 @@ export function createLogger(
     level,
     base: { service: 'switchyard', ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // The Temporal SDK logs failures under `error` ("Workflow failed"); an Error's own fields are not
+    // enumerable, so without this it would print as {} (the workflow sandbox's errors are of another
+    // realm: the serializer goes by shape, not instanceof).
+    serializers: { error: pino.stdSerializers.err },
     // Belt and braces: credentials never reach the logs even if a request object is logged by mistake.
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.secret', '*.value', 'key'],

@@ -38,7 +38,13 @@ import { payloadCodecsOf } from './temporal/encryption-codec';
 import { ensureRetention, ensureSearchAttributes } from './temporal/namespace-setup';
 import { rollOutWorkerVersion, workerVersion } from './temporal/worker-deployment';
 import { runProbationWorker, type RunningWorker } from './temporal/probation-worker';
-import { createExecutionWorker, installTemporalRuntime, loadWorkflowBundle } from '../workers/worker';
+import {
+  createExecutionWorker,
+  installTemporalRuntime,
+  loadWorkflowBundle,
+  workerDataConverter,
+} from '../workers/worker';
+import { adoptReplayableRuns, type MoveOutcome } from '../workers/run-moves';
 
 export interface RuntimeOptions {
   config: Config;
@@ -58,6 +64,11 @@ export interface Runtime {
   worker: Worker | undefined;
   /** Resolves when the worker stops by itself (a fatal error); never when there is no worker. */
   workerStopped: Promise<void>;
+  /**
+   * WORKER_ROLLOUT=replace: the background move of runs pinned to other builds onto this one, once
+   * decided (what moved, what stayed and why); undefined when this worker moves nothing.
+   */
+  runsAdopted: Promise<MoveOutcome[]> | undefined;
   /** Stops everything in order; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -164,6 +175,7 @@ export async function startRuntime({
     }
 
     let execution: RunningWorker | undefined;
+    let runsAdopted: Promise<MoveOutcome[]> | undefined;
     let workerStopped: Promise<void> = new Promise(() => undefined);
     if (runWorker) {
       const bundle = workflowBundle ?? (await loadWorkflowBundle(logger));
@@ -214,14 +226,31 @@ export async function startRuntime({
       execution = running;
       workerStopped = running.stopped;
       cleanups.push(() => running.stop());
-      if (config.workerVersioning && version)
-        await rollOutWorkerVersion(
-          temporal.client,
-          config.workerVersioning,
-          version,
-          config.temporal.taskQueue,
-          logger,
-        );
+      if (config.workerVersioning && version) {
+        const current = await rollOutWorkerVersion(temporal.client, config.workerVersioning, version, logger);
+        if (current && config.workerVersioning.rollout === 'replace') {
+          // In the background: replaying many waiting runs takes a while, and the worker serves meanwhile.
+          runsAdopted = adoptReplayableRuns({
+            client: temporal.client,
+            taskQueue: config.temporal.taskQueue,
+            version,
+            bundle,
+            dataConverter: workerDataConverter(temporal.payloadCodecs),
+            identity: `switchyard worker ${process.pid} (WORKER_ROLLOUT=replace)`,
+            logger,
+          }).catch((error: unknown) => {
+            // The worker serves new runs either way; the next start tries again.
+            logger.warn(
+              { err: error },
+              'Could not move the runs pinned to other builds onto this build; move them with ' +
+                '`npm run admin -- move-runs` (docs/operations.md#moving-runs-between-builds)',
+            );
+            return [];
+          });
+          const adoption = runsAdopted;
+          cleanups.push(() => adoption.then(() => undefined));
+        }
+      }
       logger.info(
         { taskQueue: config.temporal.taskQueue, namespace: temporal.namespace, ...version },
         'Worker running',
@@ -282,6 +311,7 @@ export async function startRuntime({
         return execution?.current;
       },
       workerStopped,
+      runsAdopted,
       stop,
     };
   } catch (error) {

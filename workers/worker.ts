@@ -13,7 +13,7 @@ import {
   type WorkerOptions,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import type { PayloadCodec, WorkerDeploymentVersion } from '@temporalio/common';
+import type { DataConverter, PayloadCodec, WorkerDeploymentVersion } from '@temporalio/common';
 import type { WorkerTuning } from '../src/config';
 import type { Logger } from '../src/logger';
 import { workflowBundlePath } from '../src/paths';
@@ -110,6 +110,17 @@ export function workerTuning(tuning: WorkerTuning) {
   } satisfies Partial<WorkerOptions>;
 }
 
+/**
+ * The data converter of the worker's workflows: the payload codecs, and with encryption on, the failure
+ * converter that encrypts failure messages too. Replays of its histories (run-moves.ts) need the same.
+ */
+export function workerDataConverter(payloadCodecs: readonly PayloadCodec[]): DataConverter {
+  const dataConverter = dataConverterOf(payloadCodecs);
+  return payloadCodecs.length > 0
+    ? { ...dataConverter, failureConverterPath: require.resolve('./failure-converter') }
+    : dataConverter;
+}
+
 export async function createExecutionWorker(options: ExecutionWorkerOptions): Promise<Worker> {
   const encryptsPayloads = (options.payloadCodecs?.length ?? 0) > 0;
   const dataConverter = dataConverterOf(options.payloadCodecs ?? []);
@@ -118,9 +129,7 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     workflowBundle: options.bundle ?? (await loadWorkflowBundle(options.logger)),
-    dataConverter: encryptsPayloads
-      ? { ...dataConverter, failureConverterPath: require.resolve('./failure-converter') }
-      : dataConverter,
+    dataConverter: workerDataConverter(options.payloadCodecs ?? []),
     activities: {
       ...options.extraActivities,
       ...createActivities({

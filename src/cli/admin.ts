@@ -3,6 +3,7 @@
  * keys (printed once), list workspaces, revoke keys, show and change a workspace's limits
  * (docs/operations.md#workspace-limits). They reach the database directly: DATABASE_URL,
  * the running service's embedded database through its socket, or the embedded files when it is stopped.
+ * `move-runs` reaches Temporal instead (src/cli/move-runs.ts).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -21,6 +22,7 @@ import {
 import { createWorkspace, getWorkspace, listWorkspaces, type Workspace } from '../store/workspaces';
 import { newWorkspaceId } from '../ids';
 import { LIMIT_NAMES, type LimitName } from '../../core/workspace-limits';
+import { moveRunsCommand } from './move-runs';
 
 /** The limits as command-line options: --webhook-endpoints sets webhook_endpoints. */
 const LIMIT_OPTIONS = LIMIT_NAMES.map((name) => `--${name.replaceAll('_', '-')}`);
@@ -39,6 +41,10 @@ Commands:
                                                  "unlimited", or "default" (follow WORKSPACE_MAX_* again)
       limits: ${LIMIT_OPTIONS.join(', ')}
       e.g. set-limits --workspace acme --workflows 10 --secrets unlimited --api-keys default
+  move-runs [--from <build>] [--execution <id>]... [--to <build>] [--yes]
+                                                 move running executions onto this checkout's worker build,
+                                                 each only if its history replays on this build's code;
+                                                 without --yes, only report (exit 3: some would not replay)
 
 The database is DATABASE_URL, or the embedded one in DATA_DIR (${process.env['DATA_DIR'] ?? './.data'}).`;
 
@@ -155,11 +161,23 @@ async function main(): Promise<void> {
       id: { type: 'string' },
       workspace: { type: 'string' },
       scopes: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      execution: { type: 'string', multiple: true },
+      yes: { type: 'boolean' },
       ...Object.fromEntries(LIMIT_OPTIONS.map((option) => [option.slice(2), { type: 'string' } as const])),
     },
     strict: true,
   });
   const config = loadConfig();
+  if (command === 'move-runs') {
+    process.exitCode = await moveRunsCommand(
+      config,
+      { from: values.from, to: values.to, executions: values.execution ?? [], yes: values.yes === true },
+      (line) => process.stdout.write(`${line}\n`),
+    );
+    return;
+  }
   const connection = await connect(config);
   try {
     switch (command) {

@@ -6,17 +6,18 @@
  * it was not written for; new runs, and retries (new runs too: src/executions/retry.ts), go to the
  * deployment's current build.
  *
- * At start, per WORKER_ROLLOUT, the worker makes its build current once Temporal has seen it poll, and in
- * `replace` mode moves the runs pinned to other builds of its deployment onto its own: there are no other
- * workers left to finish them (one process, or identical ones replaced together). That move is safe because
- * changes to workflow code keep old histories replaying (test/replay,
- * docs/development.md#changing-workflow-code).
+ * At start, per WORKER_ROLLOUT, a worker makes its build current once Temporal has seen it poll, but only a
+ * new build (rolloutDecision): an old build restarted after another became current stays as it is, so a
+ * process manager's restart never rolls a deployment back. In `replace` mode the current build's worker
+ * then moves the runs pinned to other builds onto its own, each only if its history replays on this
+ * build's code (workers/run-moves.ts); the others stay on their build for its workers to finish.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { WorkflowBundleOption } from '@temporalio/worker';
 import type { WorkerVersioning } from '../config';
@@ -58,7 +59,7 @@ function searchAttributeValue(version: WorkerDeploymentVersion): string {
   return `${version.deploymentName}:${version.buildId}`;
 }
 
-/** Until a worker of the build has polled, Temporal does not know the version (NOT_FOUND) or refuses it. */
+/** Answers that mean "ask again shortly": not registered yet, a concurrent change, a blip. */
 const NOT_READY_YET = new Set<number>([
   grpcStatus.NOT_FOUND,
   grpcStatus.FAILED_PRECONDITION,
@@ -68,7 +69,55 @@ const NOT_READY_YET = new Set<number>([
 
 const POLL_INTERVAL_MS = 100;
 
-export interface CurrentVersionRequest {
+type DeploymentInfo = temporal.api.deployment.v1.IWorkerDeploymentInfo;
+
+/**
+ * What a starting worker does with its build:
+ * - `current`: it already is the deployment's current build;
+ * - `make-current`: it is a new build (never current, and no other build became current after it first
+ *   polled), so it takes new runs;
+ * - `stay`: an operator (or a worker of another build) made `current` the current build after this
+ *   build existed, so this is an old build restarted: it serves only the runs pinned to it. Making it
+ *   current would roll the deployment back, which only an operator may decide.
+ */
+export type RolloutDecision =
+  | { action: 'current' }
+  | { action: 'make-current'; previous: string | undefined }
+  | { action: 'stay'; current: string; why: string };
+
+/** The decision for `buildId`, from the deployment as Temporal describes it (its versions and routing). */
+export function rolloutDecision(info: DeploymentInfo | null | undefined, buildId: string): RolloutDecision {
+  const routing = info?.routingConfig;
+  const current = routing?.currentDeploymentVersion?.buildId ?? undefined;
+  if (current === buildId) return { action: 'current' };
+  if (!current) return { action: 'make-current', previous: undefined };
+  const summary = info?.versionSummaries?.find((v) => v.deploymentVersion?.buildId === buildId);
+  const wasCurrentUntil =
+    optionalTsToMs(summary?.lastDeactivationTime) ?? optionalTsToMs(summary?.lastCurrentTime);
+  if (wasCurrentUntil !== undefined || optionalTsToMs(summary?.firstActivationTime) !== undefined) {
+    return {
+      action: 'stay',
+      current,
+      why:
+        `this build was current before and build ${current} replaced it` +
+        (wasCurrentUntil === undefined ? '' : ` (${new Date(wasCurrentUntil).toISOString()})`),
+    };
+  }
+  const firstPolled = optionalTsToMs(summary?.createTime);
+  const currentSince = optionalTsToMs(routing?.currentVersionChangedTime);
+  if (firstPolled !== undefined && currentSince !== undefined && currentSince > firstPolled) {
+    return {
+      action: 'stay',
+      current,
+      why:
+        `build ${current} became current at ${new Date(currentSince).toISOString()}, after this build ` +
+        `first polled (${new Date(firstPolled).toISOString()})`,
+    };
+  }
+  return { action: 'make-current', previous: current };
+}
+
+export interface RolloutRequest {
   client: Client;
   version: WorkerDeploymentVersion;
   /** Who made the change, as Temporal records it. */
@@ -78,37 +127,40 @@ export interface CurrentVersionRequest {
 }
 
 /**
- * Makes `version` the current version of its deployment, waiting until Temporal has registered it
- * (its first poll). Returns false when it already was.
+ * Decides (rolloutDecision) and, for a new build, makes `version` the current version of its deployment.
+ * Waits until Temporal has registered the version (its first poll) so that the decision sees it.
  */
-export async function makeCurrentVersion(request: CurrentVersionRequest): Promise<boolean> {
+export async function applyRollout(request: RolloutRequest): Promise<RolloutDecision> {
   const { client, version } = request;
   const service = client.workflowService;
   const namespace = client.options.namespace;
   const deadline = Date.now() + request.timeoutMs;
   for (;;) {
     try {
-      const described = await service
-        .describeWorkerDeployment({ namespace, deploymentName: version.deploymentName })
-        .catch((error: unknown) => {
-          if (grpcCode(error) === grpcStatus.NOT_FOUND) return undefined; // the deployment's first worker
-          throw error;
-        });
-      const current = described?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion;
-      if (current?.buildId === version.buildId) return false;
+      const described = await service.describeWorkerDeployment({
+        namespace,
+        deploymentName: version.deploymentName,
+      });
+      const info = described.workerDeploymentInfo;
+      const registered = info?.versionSummaries?.some(
+        (v) => v.deploymentVersion?.buildId === version.buildId,
+      );
+      if (!registered) throw Object.assign(new Error('not registered yet'), { code: grpcStatus.NOT_FOUND });
+      const decision = rolloutDecision(info, version.buildId);
+      if (decision.action !== 'make-current') return decision;
       await service.setWorkerDeploymentCurrentVersion({
         namespace,
         deploymentName: version.deploymentName,
         buildId: version.buildId,
-        conflictToken: described?.conflictToken,
+        conflictToken: described.conflictToken,
         identity: request.identity,
       });
-      return true;
+      return decision;
     } catch (error) {
       const code = grpcCode(error);
       if (code === undefined || !NOT_READY_YET.has(code) || Date.now() > deadline) {
         throw new Error(
-          `Could not make build ${version.buildId} the current version of worker deployment ` +
+          `Could not roll out build ${version.buildId} of worker deployment ` +
             `"${version.deploymentName}": ${(error as Error).message}` +
             (code === grpcStatus.UNIMPLEMENTED
               ? ' (a Temporal server before 1.28 has no Worker Deployments: set WORKER_VERSIONING=false)'
@@ -121,55 +173,74 @@ export async function makeCurrentVersion(request: CurrentVersionRequest): Promis
   }
 }
 
-export interface AdoptionRequest {
-  client: Client;
-  taskQueue: string;
-  version: WorkerDeploymentVersion;
-  identity: string;
+/**
+ * The visibility query of the running executions of a task queue pinned to another build of `target`'s
+ * deployment than `target` (optionally: to build `fromBuild` only), the runs a move onto `target` considers.
+ */
+export function pinnedElsewhereQuery(
+  taskQueue: string,
+  target: WorkerDeploymentVersion,
+  fromBuild?: string,
+): string {
+  const base =
+    `TaskQueue = ${visibilityString(taskQueue)} AND ExecutionStatus = 'Running' ` +
+    `AND TemporalWorkflowVersioningBehavior = 'Pinned' ` +
+    `AND TemporalWorkerDeployment = ${visibilityString(target.deploymentName)}`;
+  return fromBuild === undefined
+    ? `${base} AND TemporalWorkerDeploymentVersion != ${visibilityString(searchAttributeValue(target))}`
+    : `${base} AND TemporalWorkerDeploymentVersion = ${visibilityString(
+        searchAttributeValue({ deploymentName: target.deploymentName, buildId: fromBuild }),
+      )}`;
+}
+
+/** Pins one run to `version` (a versioning override): its next workflow tasks go to that build's workers. */
+export async function pinRun(
+  client: Client,
+  run: { workflowId: string; runId: string },
+  version: WorkerDeploymentVersion,
+  identity: string,
+): Promise<void> {
+  await setVersioningOverride(
+    client,
+    run,
+    {
+      pinned: {
+        behavior:
+          temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+        version,
+      },
+    },
+    identity,
+  );
+}
+
+/** Sets (or, with null, removes) a run's versioning override. */
+export async function setVersioningOverride(
+  client: Client,
+  run: { workflowId: string; runId: string },
+  override: temporal.api.workflow.v1.IVersioningOverride | null,
+  identity: string,
+): Promise<void> {
+  await client.workflowService.updateWorkflowExecutionOptions({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId: run.workflowId, runId: run.runId },
+    workflowExecutionOptions: override ? { versioningOverride: override } : {},
+    updateMask: { paths: ['versioning_override'] },
+    identity,
+  });
 }
 
 /**
- * Pins the running executions of this task queue that are pinned to another build of the deployment
- * to `version` (a versioning override); returns their workflow ids.
+ * Sets up this worker's version per its rollout mode once the worker polls, and logs what it did and why.
+ * Returns true when this build is the deployment's current one afterwards (the condition for `replace`
+ * to move runs onto it).
  */
-export async function adoptPinnedRuns(request: AdoptionRequest): Promise<string[]> {
-  const { client, version } = request;
-  const query =
-    `TaskQueue = ${visibilityString(request.taskQueue)} AND ExecutionStatus = 'Running' ` +
-    `AND TemporalWorkflowVersioningBehavior = 'Pinned' ` +
-    `AND TemporalWorkerDeployment = ${visibilityString(version.deploymentName)} ` +
-    `AND TemporalWorkerDeploymentVersion != ${visibilityString(searchAttributeValue(version))}`;
-  const moved: string[] = [];
-  for await (const run of client.workflow.list({ query })) {
-    await client.workflowService.updateWorkflowExecutionOptions({
-      namespace: client.options.namespace,
-      workflowExecution: { workflowId: run.workflowId, runId: run.runId },
-      workflowExecutionOptions: {
-        versioningOverride: {
-          pinned: {
-            behavior:
-              temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior
-                .PINNED_OVERRIDE_BEHAVIOR_PINNED,
-            version,
-          },
-        },
-      },
-      updateMask: { paths: ['versioning_override'] },
-      identity: request.identity,
-    });
-    moved.push(run.workflowId);
-  }
-  return moved;
-}
-
-/** Sets up this worker's version per its rollout mode, once the worker polls; logs what it did. */
 export async function rollOutWorkerVersion(
   client: Client,
   versioning: WorkerVersioning,
   version: WorkerDeploymentVersion,
-  taskQueue: string,
   logger: Logger,
-): Promise<void> {
+): Promise<boolean> {
   const identity = `switchyard worker ${process.pid} (WORKER_ROLLOUT=${versioning.rollout})`;
   const fields = {
     deployment: version.deploymentName,
@@ -180,27 +251,31 @@ export async function rollOutWorkerVersion(
     logger.info(
       fields,
       'Worker build polling; it takes new runs once an operator makes it current ' +
-        '(temporal worker deployment set-current-version)',
+        '(docs/operations.md#deploys-worker-builds-and-versioning)',
     );
-    return;
+    return false;
   }
-  const changed = await makeCurrentVersion({ client, version, identity, timeoutMs: 30_000 });
-  logger.info(
-    fields,
-    changed ? 'Worker build is now the current version' : 'Worker build is the current version',
-  );
-  if (versioning.rollout !== 'replace') return;
-  try {
-    const moved = await adoptPinnedRuns({ client, taskQueue, version, identity });
-    if (moved.length > 0)
-      logger.info({ ...fields, runs: moved.length }, 'Moved runs pinned to earlier builds onto this build');
-  } catch (error) {
-    // The worker serves new runs either way; the next start tries again.
-    logger.warn(
-      { ...fields, err: error },
-      'Could not move the runs pinned to earlier builds onto this build; move them with ' +
-        '`temporal workflow update-options` (docs/operations.md#deploys-worker-builds-and-versioning)',
-    );
+  const decision = await applyRollout({ client, version, identity, timeoutMs: 30_000 });
+  switch (decision.action) {
+    case 'current':
+      logger.info(fields, 'Worker build is the current version');
+      return true;
+    case 'make-current':
+      logger.info(
+        { ...fields, previous: decision.previous },
+        decision.previous
+          ? `Worker build is now the current version (new runs go to it instead of build ${decision.previous})`
+          : 'Worker build is now the current version',
+      );
+      return true;
+    case 'stay':
+      logger.warn(
+        { ...fields, current: decision.current },
+        `Worker build stays as it is and takes no new runs: ${decision.why}. It serves only the runs ` +
+          `pinned to it, and moves none. To roll back to it on purpose, make it current by hand ` +
+          `(docs/operations.md#rolling-back)`,
+      );
+      return false;
   }
 }
 

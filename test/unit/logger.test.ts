@@ -1,5 +1,6 @@
 /** LOG_FORMAT (docs/configuration.md): readable lines in a terminal or when asked, JSON lines otherwise. */
 import { PassThrough } from 'node:stream';
+import vm from 'node:vm';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config';
 import { createLogger, resolveLogFormat, type LogFormat } from '../../src/logger';
@@ -33,6 +34,18 @@ describe('logs: format', () => {
     const [line] = lines();
     const parsed = JSON.parse(line!) as Record<string, unknown>;
     expect(parsed).to.include({ msg: 'request', requestId: 'req_1', status: 201, role: 'test', level: 30 });
+  });
+
+  it('writes an error logged under `error` (as the Temporal SDK does) with its message, also from a sandbox', async () => {
+    const { log, lines } = capture('json', false);
+    log.warn({ error: new Error('boom') }, 'Workflow failed');
+    // Workflow code runs in a vm context: its errors are not instances of this realm's Error.
+    log.warn({ error: vm.runInNewContext('new TypeError("from the sandbox")') as unknown }, 'Workflow failed');
+    await new Promise((resolve) => setImmediate(resolve));
+    const errors = lines().map((line) => (JSON.parse(line) as { error: Record<string, unknown> }).error);
+    expect(errors[0]).to.include({ type: 'Error', message: 'boom' });
+    expect(errors[1]).to.include({ message: 'from the sandbox' });
+    expect(errors[1]!['stack']).to.be.a('string');
   });
 
   it('writes one readable line per entry on a terminal: time, level, message, fields, no JSON', async () => {
