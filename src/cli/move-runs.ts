@@ -4,13 +4,14 @@
  * their build and are listed with the reason. Without --yes it only reports what it would do.
  */
 import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { Config } from '../config';
 import { createLogger } from '../logger';
 import { connectTemporal, resolveTemporalTarget } from '../temporal/connection';
 import { payloadCodecsOf } from '../temporal/encryption-codec';
 import { pinnedElsewhereQuery, workerVersion } from '../temporal/worker-deployment';
 import { moveRuns, type MoveOutcome, type RunToMove } from '../../workers/run-moves';
-import { loadWorkflowBundle, workerDataConverter } from '../../workers/worker';
+import { installTemporalRuntime, loadWorkflowBundle, workerDataConverter } from '../../workers/worker';
 
 export interface MoveRunsOptions {
   /** The build to move onto; must be this checkout's (checked), which is the default. */
@@ -34,6 +35,8 @@ export async function moveRunsCommand(
   if (!config.workerVersioning)
     throw new Error('WORKER_VERSIONING is off: runs are not pinned to builds, so there is nothing to move.');
   const logger = createLogger('warn');
+  // The replays' own "Worker state changed" lines are not the operator's business; warnings are.
+  installTemporalRuntime(logger);
   const bundle = await loadWorkflowBundle(logger);
   const target = workerVersion(config.workerVersioning, bundle);
   if (options.to !== undefined && options.to !== target.buildId)
@@ -48,6 +51,11 @@ export async function moveRunsCommand(
     payloadCodecsOf(config.payloadEncryptionKeys),
   );
   try {
+    if (!(await hasPolled(temporal.client, target)))
+      throw new Error(
+        `No worker of build ${target.buildId} has polled yet: start one first (WORKER_ROLLOUT=manual ` +
+          `keeps it from taking new runs); Temporal pins runs only to a build it knows.`,
+      );
     out(
       `Target: build ${target.buildId} of worker deployment "${target.deploymentName}" (this checkout)` +
         (options.yes ? '' : ' — dry run: add --yes to move'),
@@ -67,6 +75,18 @@ export async function moveRunsCommand(
   } finally {
     await temporal.connection.close();
   }
+}
+
+/** Whether Temporal knows the build (a worker of it has polled the deployment's task queue). */
+async function hasPolled(client: Client, target: WorkerDeploymentVersion): Promise<boolean> {
+  const described = await client.workflowService
+    .describeWorkerDeployment({ namespace: client.options.namespace, deploymentName: target.deploymentName })
+    .catch(() => undefined);
+  return (
+    described?.workerDeploymentInfo?.versionSummaries?.some(
+      (v) => v.deploymentVersion?.buildId === target.buildId,
+    ) ?? false
+  );
 }
 
 async function* candidates(

@@ -157,9 +157,35 @@ export async function startExecutionWorkflow(
   } catch (error) {
     // An idempotent replay of a trigger that already started: nothing new to start.
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    // A start whose answer did not come in time may still have been done (a loaded server answers late):
+    // then the trigger did start the execution, and saying "did nothing" would be false.
+    if (
+      error instanceof AppError &&
+      error.code === 'temporal_unavailable' &&
+      (await exists(services, executionId))
+    )
+      return true;
     throw error;
   }
 }
+
+/** Whether Temporal has the execution (false when it does not, or cannot say quickly). */
+async function exists(services: Services, executionId: string): Promise<boolean> {
+  const { client, connection } = services.temporal;
+  try {
+    await callTemporal(
+      connection,
+      () => client.workflow.getHandle(executionId).describe(),
+      STARTED_CHECK_TIMEOUT_MS,
+    );
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How long a trigger whose start timed out waits to learn whether the run started anyway. */
+const STARTED_CHECK_TIMEOUT_MS = 2_000;
 
 /** How every execution starts in Temporal (the benchmark's raw starts use the very same options). */
 export function executionStartOptions(

@@ -25,6 +25,47 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }>
 }
 
 describe('dependencies down @integration', function () {
+  describe('Temporal answering late', () => {
+    let proxy: TcpProxy;
+    let service: TestService;
+
+    before(async function () {
+      this.timeout(120_000);
+      const temporal = await sharedTemporal();
+      const [host, port] = temporal.address.split(':');
+      proxy = await TcpProxy.start({ host: host!, port: Number(port) });
+      // No worker: its polls would share the held connection; the trigger needs none.
+      service = await startTestService({
+        worker: false,
+        env: { TEMPORAL_ADDRESS: `127.0.0.1:${proxy.port}` },
+      });
+    });
+    after(async function () {
+      this.timeout(60_000);
+      proxy?.release();
+      await service?.stop();
+      await proxy?.cut();
+    });
+
+    it('answers 202 for a trigger whose start Temporal did but answered after the deadline', async function () {
+      this.timeout(30_000);
+      proxy.hold();
+      // Past the start's 5 s deadline, within the 2 s the API then takes to ask whether the run exists.
+      const release = setTimeout(() => proxy.release(), 6_000);
+      try {
+        const res = await service
+          .api()
+          .post('/v1/workflows/customer-onboarding/trigger', { customer: 'late', plan: 'pro' });
+        expect(res.status, JSON.stringify(res.body)).to.equal(202);
+        const id = (res.body as { execution_id: string }).execution_id;
+        await service.api().get(`/v1/executions/${id}`).expect(200);
+      } finally {
+        clearTimeout(release);
+        proxy.release();
+      }
+    });
+  });
+
   describe('Temporal', () => {
     let devServer: DevServer;
     let service: TestService;

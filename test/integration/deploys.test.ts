@@ -199,7 +199,12 @@ describe('deploys: worker versioning @integration', function () {
       await old.stop();
 
       // The same workflow code under a new build id (a compatible change: see test/replay).
-      workers.push(await startWorker(api.config, { rollout: 'replace', buildId: 'build-2' }));
+      const next = await startWorker(api.config, { rollout: 'replace', buildId: 'build-2' });
+      workers.push(next);
+      // It moves runs in the background once it polls.
+      expect((await next.runsAdopted!).map((o) => [o.workflowId, o.result])).to.deep.equal([
+        [waiting, 'moved'],
+      ]);
       await api.api().post(`/v1/executions/${waiting}/steps/review/approve`).expect(200);
       const done = await waitForExecution(api.api(), waiting);
       expect(done.status, JSON.stringify(done.error)).to.equal('success');
@@ -313,6 +318,12 @@ describe('deploys: worker versioning @integration', function () {
       await waitForExecution(api.api(), compatible, (e) => e.status === 'waiting');
       expect(await buildOf(api, compatible)).to.equal('same-code-1');
 
+      const refused = await moveRuns('same-code-2', '--yes');
+      expect(refused.code).to.equal(1);
+      expect(refused.stderr).to.match(/No worker of build same-code-2 has polled yet: start one first/);
+
+      // A worker of the target build that takes no new runs (runs can be pinned only to a build Temporal knows).
+      workers.push(await startWorker(api.config, { rollout: 'manual', buildId: 'same-code-2' }));
       const dryRun = await moveRuns('same-code-2');
       expect(dryRun.code, dryRun.stderr).to.equal(3);
       expect(dryRun.stdout).to.match(/dry run: add --yes to move/);
@@ -329,8 +340,7 @@ describe('deploys: worker versioning @integration', function () {
       expect(await overrideOf(api, compatible)).to.equal('same-code-2');
       expect(await overrideOf(api, incompatible), 'the incompatible run stays').to.equal(undefined);
 
-      // The moved run completes on a worker of the target build.
-      workers.push(await startWorker(api.config, { rollout: 'manual', buildId: 'same-code-2' }));
+      // The moved run completes on the target build's worker.
       await api.api().post(`/v1/executions/${compatible}/steps/review/approve`).expect(200);
       expect((await waitForExecution(api.api(), compatible)).status).to.equal('success');
     });
