@@ -41,7 +41,7 @@ Commands:
                                                  "unlimited", or "default" (follow WORKSPACE_MAX_* again)
       limits: ${LIMIT_OPTIONS.join(', ')}
       e.g. set-limits --workspace acme --workflows 10 --secrets unlimited --api-keys default
-  move-runs [--from <build>] [--execution <id>]... [--to <build>] [--yes]
+  move-runs [--from <build>] [--execution <id>]... [--query <visibility query>] [--to <build>] [--yes]
                                                  move running executions onto this checkout's worker build,
                                                  each only if its history replays on this build's code;
                                                  without --yes, only report (exit 3: some would not replay)
@@ -164,6 +164,7 @@ async function main(): Promise<void> {
       from: { type: 'string' },
       to: { type: 'string' },
       execution: { type: 'string', multiple: true },
+      query: { type: 'string' },
       yes: { type: 'boolean' },
       ...Object.fromEntries(LIMIT_OPTIONS.map((option) => [option.slice(2), { type: 'string' } as const])),
     },
@@ -173,7 +174,13 @@ async function main(): Promise<void> {
   if (command === 'move-runs') {
     process.exitCode = await moveRunsCommand(
       config,
-      { from: values.from, to: values.to, executions: values.execution ?? [], yes: values.yes === true },
+      {
+        from: values.from,
+        to: values.to,
+        executions: values.execution ?? [],
+        query: values.query,
+        yes: values.yes === true,
+      },
       (line) => process.stdout.write(`${line}\n`),
     );
     return;

@@ -20,6 +20,8 @@ export interface MoveRunsOptions {
   from?: string;
   /** Only these executions (their latest runs). */
   executions: string[];
+  /** Only the runs this Temporal visibility query also matches (e.g. `WorkflowType = 'execution'`). */
+  query?: string;
   /** Move (otherwise: replay and report only). */
   yes: boolean;
 }
@@ -103,7 +105,8 @@ async function* candidates(
     }
     return;
   }
-  const query = pinnedElsewhereQuery(config.temporal.taskQueue, target, options.from);
+  const pinned = pinnedElsewhereQuery(config.temporal.taskQueue, target, options.from);
+  const query = options.query ? `${pinned} AND (${options.query})` : pinned;
   for await (const run of client.workflow.list({ query }))
     yield { workflowId: run.workflowId, runId: run.runId };
 }

@@ -333,6 +333,12 @@ describe('deploys: worker versioning @integration', function () {
       );
       expect(await overrideOf(api, compatible), 'a dry run moves nothing').to.equal(undefined);
 
+      // A query narrows the runs considered.
+      const one = await moveRuns('same-code-2', '--query', `WorkflowId = '${compatible}'`);
+      expect(one.code, one.stderr).to.equal(0);
+      expect(one.stdout).to.include(`would move  ${compatible}`);
+      expect(one.stdout).to.not.include(incompatible);
+
       const moved = await moveRuns('same-code-2', '--yes');
       expect(moved.code, moved.stderr).to.equal(3);
       expect(moved.stdout).to.include(`moved       ${compatible} from build same-code-1`);
