@@ -90,6 +90,12 @@ export function rolloutDecision(info: DeploymentInfo | null | undefined, buildId
   const routing = info?.routingConfig;
   const current = routing?.currentDeploymentVersion?.buildId ?? undefined;
   if (current === buildId) return { action: 'current' };
+  if (routing?.rampingDeploymentVersion?.buildId === buildId)
+    return {
+      action: 'stay',
+      current: current ?? '(none)',
+      why: 'an operator is ramping this build, and decides when it becomes current',
+    };
   if (!current) return { action: 'make-current', previous: undefined };
   const summary = info?.versionSummaries?.find((v) => v.deploymentVersion?.buildId === buildId);
   const wasCurrentUntil =

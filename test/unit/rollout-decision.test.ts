@@ -81,4 +81,15 @@ describe('worker rollout: what a starting worker does with its build', () => {
       /became current at .* after this build first polled/,
     );
   });
+
+  it('leaves a build that an operator is ramping to the operator', () => {
+    const info = deployment({ buildId: 'a', since: 1 }, [
+      { buildId: 'a', createTime: at(0), currentSinceTime: at(1), firstActivationTime: at(1) },
+      { buildId: 'b', createTime: at(10), rampingSinceTime: at(12), firstActivationTime: at(12) },
+    ]);
+    info.routingConfig!.rampingDeploymentVersion = { deploymentName: DEPLOYMENT, buildId: 'b' };
+    const decision = rolloutDecision(info, 'b');
+    expect(decision).to.include({ action: 'stay', current: 'a' });
+    expect(decision.action === 'stay' && decision.why).to.match(/ramping this build/);
+  });
 });
