@@ -151,7 +151,10 @@ export async function applyRollout(request: RolloutRequest): Promise<RolloutDeci
       const registered = info?.versionSummaries?.some(
         (v) => v.deploymentVersion?.buildId === version.buildId,
       );
-      if (!registered) throw Object.assign(new Error('not registered yet'), { code: grpcStatus.NOT_FOUND });
+      if (!registered)
+        throw Object.assign(new Error('Temporal has not seen a poll of this build yet'), {
+          code: grpcStatus.NOT_FOUND,
+        });
       const decision = rolloutDecision(info, version.buildId);
       if (decision.action !== 'make-current') return decision;
       await service.setWorkerDeploymentCurrentVersion({
