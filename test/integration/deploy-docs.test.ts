@@ -35,15 +35,11 @@ const DEPLOYS = 'deploys-worker-builds-and-versioning';
 const REHEARSAL = 'rehearsal-a-rolling-deploy-on-one-machine';
 const SHELL = new Set(['sh', 'bash']);
 
-interface Section {
-  /** The section's fenced blocks, with their lines in the document. */
-  blocks: FencedBlock[];
-}
-
-function section(anchor: string): Section {
+/** The fenced blocks of the document's section under the heading with `anchor`. */
+function sectionBlocks(anchor: string): FencedBlock[] {
   const markdown = fs.readFileSync(path.join(projectRoot, DOC), 'utf8');
   const { start, end } = markdownSection(markdown, anchor);
-  return { blocks: fencedBlocks(markdown).filter((block) => block.line > start && block.line < end) };
+  return fencedBlocks(markdown).filter((block) => block.line > start && block.line < end);
 }
 
 /**
@@ -54,8 +50,9 @@ function section(anchor: string): Section {
 function script(blocks: FencedBlock[]): string {
   const lines = [
     'set -Eeuo pipefail; ' +
-      `trap 'at=$LINENO; depth=\${#BASH_LINENO[@]}; if ((depth > 1)); then at=\${BASH_LINENO[depth - 2]}; fi; ` +
-      `echo "deploy-docs: a command failed at ${DOC}:$at (line $LINENO)" >&2' ERR`,
+      `trap 'at=$LINENO; depth=\${#BASH_LINENO[@]}; helper=""; ` +
+      `if ((depth > 1)); then at=\${BASH_LINENO[depth - 2]}; helper=" (in the helper at line $LINENO)"; fi; ` +
+      `echo "deploy-docs: a command failed at ${DOC}:$at$helper" >&2' ERR`,
   ];
   for (const block of blocks) {
     if (block.line < lines.length) throw new Error(`${DOC}:${block.line}: blocks out of order`);
@@ -132,15 +129,15 @@ const DEV_SERVER_DYNAMIC_CONFIG = (() => {
 
 describe('the deploy docs, run as printed @integration', function () {
   this.timeout(300_000);
-  const deploys = section(DEPLOYS);
-  const rehearsal = section(REHEARSAL).blocks.filter((block) => block.lang === 'bash');
+  const deploys = sectionBlocks(DEPLOYS);
+  const rehearsal = sectionBlocks(REHEARSAL).filter((block) => block.lang === 'bash');
   let workDir: string;
   let work: string;
   let database: string;
   let result: BashResult;
 
   describe('the commands of the deploys section', () => {
-    const all = commands(deploys.blocks);
+    const all = commands(deploys);
 
     it('confirm with --yes wherever the Temporal CLI would ask', () => {
       const asking = all.filter(
@@ -180,7 +177,7 @@ describe('the deploy docs, run as printed @integration', function () {
       fs.writeFileSync(file, script([{ lang: 'bash', code, line: 10, marker: undefined }]));
       const run = spawnSync('bash', [file], { encoding: 'utf8' });
       expect(run.status).to.not.equal(0);
-      expect(run.stderr).to.include(`a command failed at ${DOC}:13 (line 11)`);
+      expect(run.stderr).to.include(`a command failed at ${DOC}:13 (in the helper at line 11)`);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
