@@ -13,7 +13,6 @@
  * The shell gets what the reader's second terminal has: DATA_DIR (so `npm run admin` finds the service's
  * database, as `./.data` does for the reader), SWITCHYARD_URL, and RECEIVER_PORT for the webhook receiver.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -21,6 +20,7 @@ import { FakeAiProvider } from '../../scripts/fake-ai-provider';
 import { loadConfig } from '../../src/config';
 import { projectRoot } from '../../src/paths';
 import { ensureTemporalCli } from '../../src/temporal/cli';
+import { runBash, type BashResult } from '../support/bash-script';
 import { fencedBlocks, type FencedBlock } from '../support/markdown';
 import { freePort } from '../support/ports';
 import { keyFromAdminOutput, ServiceProcess } from '../support/service-process';
@@ -73,44 +73,6 @@ function script(runnable: FencedBlock[]): string {
   ].join('\n');
 }
 
-interface BashResult {
-  code: number | null;
-  output: string;
-}
-
-/** Runs the script in a process group of its own, so that what it leaves running (a receiver) is ended. */
-function runBash(file: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<BashResult> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', [file], {
-      cwd: projectRoot,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    const keep = (chunk: Buffer) => (output += chunk.toString());
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const killGroup = () => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    };
-    const timer = setTimeout(() => {
-      output += `\n(the tutorial ran past ${timeoutMs} ms and was stopped)\n`;
-      killGroup();
-    }, timeoutMs);
-    // 'exit', not 'close': a process left in the background keeps the pipes open.
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      killGroup();
-      resolve({ code, output });
-    });
-  });
-}
-
 describe('the tutorial, run as printed @integration', function () {
   this.timeout(600_000);
   const tutorial = readTutorial();
@@ -150,7 +112,7 @@ describe('the tutorial, run as printed @integration', function () {
     // What the reader's shell does not have: settings of the test run that would change the commands.
     for (const name of ['SWITCHYARD_API_KEY', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'PORT']) delete env[name];
     const began = Date.now();
-    result = await runBash(scriptFile, env, 300_000);
+    result = await runBash(scriptFile, projectRoot, env, 300_000);
     // TEST_LOG_LEVEL=debug shows what the reader would see.
     testLogger.debug(
       { ms: Date.now() - began, code: result.code, output: result.output },

@@ -98,6 +98,22 @@ export function headingAnchors(markdown: string): Set<string> {
   return anchors;
 }
 
+/**
+ * Where the section under the heading with `anchor` is: the heading's line and the line of the next heading
+ * of its level or above (or one past the end), both 1-based.
+ */
+export function markdownSection(markdown: string, anchor: string): { start: number; end: number } {
+  const headings = proseLines(markdown).flatMap(({ text, line }) => {
+    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(text);
+    return heading ? [{ level: heading[1]!.length, slug: githubSlug(heading[2]!), line }] : [];
+  });
+  const index = headings.findIndex((heading) => heading.slug === anchor);
+  if (index < 0) throw new Error(`no heading with the anchor #${anchor}`);
+  const { level, line } = headings[index]!;
+  const next = headings.slice(index + 1).find((heading) => heading.level <= level);
+  return { start: line, end: next?.line ?? markdown.split('\n').length + 1 };
+}
+
 /** Paragraphs of prose (runs of non-blank lines outside fenced blocks), joined by spaces: code spans and
  * links may wrap across lines. */
 export function proseParagraphs(markdown: string): { text: string; line: number }[] {
