@@ -37,8 +37,9 @@ export async function moveRunsCommand(
   if (!config.workerVersioning)
     throw new Error('WORKER_VERSIONING is off: runs are not pinned to builds, so there is nothing to move.');
   const logger = createLogger('warn');
-  // The replays' own "Worker state changed" lines are not the operator's business; warnings are.
-  installTemporalRuntime(logger);
+  // The replays' own lines ("Worker state changed", "Failing workflow task" for a run that does not
+  // replay) are not the operator's business: this command reports each run itself.
+  installTemporalRuntime(createLogger('error'));
   const bundle = await loadWorkflowBundle(logger);
   const target = workerVersion(config.workerVersioning, bundle);
   if (options.to !== undefined && options.to !== target.buildId)
