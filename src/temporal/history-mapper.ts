@@ -7,7 +7,8 @@
  *  - a connector or ai step whose first attempt failed goes on as an activity whose id is the step id:
  *    its attempts, result or failure complete the step's record (pending ones from describe);
  *  - an approval step's decision comes from the `decide` Update's events;
- *  - a rules step's input (the data it read) is derived from the context, as the worker saw it.
+ *  - a rules step's input (the data it read) is derived from the context, as the worker saw it;
+ *  - whether the run is stuck on a failing workflow task (src/executions/stalled.ts).
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
  */
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
@@ -32,6 +33,7 @@ import {
   type StepView,
 } from '../executions/views';
 import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '../executions/status';
+import { stalledOf, type StalledSource } from '../executions/stalled';
 import { decodePayloads } from './encryption-codec';
 import { rulesStepInput } from './rules-input';
 
@@ -51,6 +53,9 @@ export interface HistorySource {
   pendingActivities?: PendingActivity[];
   /** True while an approval waits (the SwitchyardWaiting search attribute). */
   waiting?: boolean;
+  /** From describe: the workflow task being retried, and the build it goes to (src/executions/stalled.ts). */
+  pendingWorkflowTask?: StalledSource['pendingWorkflowTask'];
+  versioningInfo?: StalledSource['versioningInfo'];
   now?: Date;
 }
 
@@ -273,6 +278,7 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     finished_at: close ? close.at.toISOString() : null,
     duration_ms: durationMs(startedAt, close?.at, now),
     error: close?.error ?? null,
+    stalled: close ? null : stalledOf(source),
     steps: [triggerStep(input, startedAt), ...steps],
   };
 }

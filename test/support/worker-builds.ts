@@ -1,0 +1,90 @@
+/**
+ * Worker builds for the tests of runs stuck on a build (docs/operations.md#runs-stuck-on-a-build): a worker
+ * process of another build beside a service, and the moves an operator makes with
+ * `temporal workflow update-options`, made here through the same Temporal call.
+ */
+import type { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleOption } from '@temporalio/worker';
+import type { Config, WorkerVersioning } from '../../src/config';
+import { startRuntime, type Runtime } from '../../src/runtime';
+import { testLogger } from './stack';
+
+/** The next build's workflow code (test/support/next-build/workflows.ts), bundled once per process. */
+let nextBuild: Promise<WorkflowBundleOption> | undefined;
+export function nextBuildBundle(): Promise<WorkflowBundleOption> {
+  nextBuild ??= bundleWorkflowCode({
+    workflowsPath: require.resolve('./next-build/workflows'),
+    logger: new DefaultLogger('WARN'),
+  }).then(({ code }) => ({ code }));
+  return nextBuild;
+}
+
+/** A worker process of a service's task queue and database, of the given build. */
+export function startWorkerOfBuild(
+  base: Config,
+  versioning: Partial<WorkerVersioning>,
+  workflowBundle?: WorkflowBundleOption,
+): Promise<Runtime> {
+  return startRuntime({
+    config: { ...base, workerVersioning: { ...base.workerVersioning!, ...versioning } },
+    logger: testLogger,
+    api: false,
+    worker: true,
+    workflowBundle,
+  });
+}
+
+/** The version a worker runtime polls as. */
+export function versionOf(worker: Runtime): WorkerDeploymentVersion {
+  return worker.worker!.options.workerDeploymentOptions!.version;
+}
+
+/**
+ * Pins a run to `version` (a versioning override), as
+ * `temporal workflow update-options --versioning-override-behavior pinned ...` does.
+ */
+export async function moveRun(
+  client: Client,
+  executionId: string,
+  version: WorkerDeploymentVersion,
+): Promise<void> {
+  await client.workflowService.updateWorkflowExecutionOptions({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId: executionId },
+    workflowExecutionOptions: {
+      versioningOverride: {
+        pinned: {
+          behavior:
+            temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+          version,
+        },
+      },
+    },
+    updateMask: { paths: ['versioning_override'] },
+    identity: 'switchyard tests',
+  });
+}
+
+/**
+ * Removes a run's override, so that it goes back to the build that last completed a task of it, as
+ * `temporal workflow update-options --versioning-override-behavior unspecified` does.
+ */
+export async function undoMove(client: Client, executionId: string): Promise<void> {
+  await client.workflowService.updateWorkflowExecutionOptions({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId: executionId },
+    workflowExecutionOptions: {},
+    updateMask: { paths: ['versioning_override'] },
+    identity: 'switchyard tests',
+  });
+}
+
+/**
+ * Gives a run a new workflow task: a signal its workflow code ignores (moving a run alone does not make
+ * one, so a run waiting for weeks would meet its new build only at its next decision).
+ */
+export async function nudgeRun(client: Client, executionId: string): Promise<void> {
+  await client.workflow.getHandle(executionId).signal('switchyard-test-nudge');
+}
