@@ -33,6 +33,12 @@ export const STALLED_MESSAGE_MAX_CHARS = 500;
 const TIMED_OUT_MESSAGE =
   'The workflow task timed out: the worker did not answer in time (it stopped, or the task hung).';
 
+/** A retry whose failure the history does not hold (not seen so far; kept rather than hiding the stall). */
+const UNRECORDED_FAILURE: Pick<StalledView, 'reason' | 'message'> = {
+  reason: 'workflow_task_failed',
+  message: 'The workflow task failed.',
+};
+
 export interface StalledSource {
   events: HistoryEvent[];
   /** From describe; absent while no workflow task is pending (and for closed runs). */
@@ -52,7 +58,7 @@ export function stalledOf(source: StalledSource): StalledView | null {
     optionalTsToDate(source.pendingWorkflowTask?.originalScheduledTime) ??
     optionalTsToDate(source.pendingWorkflowTask?.scheduledTime);
   return {
-    ...(last ? problemOf(last) : { reason: 'workflow_task_failed', message: 'The workflow task failed.' }),
+    ...(last ? problemOf(last) : UNRECORDED_FAILURE),
     attempts,
     build_id: buildOf(source.versioningInfo),
     since: (since ?? new Date(0)).toISOString(),

@@ -4,6 +4,7 @@
  * says. The real thing, against a dev server and two worker builds: test/integration/deploys-stuck.test.ts.
  */
 import { expect } from 'chai';
+import { msNumberToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { STALLED_MESSAGE_MAX_CHARS, stalledOf } from '../../src/executions/stalled';
 
@@ -12,10 +13,7 @@ const EventType = temporal.api.enums.v1.EventType;
 const Cause = temporal.api.enums.v1.WorkflowTaskFailedCause;
 const TimeoutType = temporal.api.enums.v1.TimeoutType;
 
-const at = (iso: string) => {
-  const ms = Date.parse(iso);
-  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 };
-};
+const at = (iso: string) => msNumberToTs(Date.parse(iso));
 
 const event = (type: temporal.api.enums.v1.EventType, time: string, extra: HistoryEvent = {}) => ({
   eventType: type,
