@@ -102,7 +102,7 @@ export const stalledSchema = z
     }),
     message: z.string().meta({
       description: "The workflow task failure's message only (no stack trace), at most 500 characters.",
-      example: '[TMPRL1100] Nondeterminism error: Timer machine does not handle this event',
+      example: '[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(1)',
     }),
     attempts: z
       .number()

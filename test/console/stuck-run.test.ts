@@ -37,7 +37,11 @@ describe('Console: a run stuck on a build @browser', function () {
     // PostgreSQL: a second worker process shares the service's database.
     harness = await startConsoleHarness({ db: 'postgres' });
     // Polls only: it takes no new run and moves none (WORKER_ROLLOUT=manual).
-    nextBuild = await startWorkerOfBuild(harness.service.config, { rollout: 'manual' }, await nextBuildBundle());
+    nextBuild = await startWorkerOfBuild(
+      harness.service.config,
+      { rollout: 'manual' },
+      await nextBuildBundle(),
+    );
     const workspace = await harness.service.newWorkspace(['write']);
     key = workspace.key;
     api = harness.service.api(key);

@@ -7,10 +7,9 @@
  *   worker still runs: runs started under A finish on A, new runs and retries run on B.
  * - replace: A's worker is gone when B starts; B takes over the runs pinned to A.
  */
-import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import type { Config, WorkerVersioning } from '../../src/config';
-import { startRuntime, type Runtime } from '../../src/runtime';
+import type { Runtime } from '../../src/runtime';
 import {
   createWorkflow,
   definition,
@@ -21,7 +20,8 @@ import {
   waitForExecution,
 } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
-import { startTestService, testLogger, type TestService } from '../support/stack';
+import { startTestService, type TestService } from '../support/stack';
+import { nextBuildBundle, startWorkerOfBuild as startWorker } from '../support/worker-builds';
 
 const APPROVAL_STEPS = [
   rulesStep('prepare', [{ when: 'true', output: { amount: '{{ input.amount }}' } }]),
@@ -29,37 +29,12 @@ const APPROVAL_STEPS = [
   rulesStep('after', [{ when: 'true', output: '{{ steps.review.output.decision }}' }]),
 ];
 
-/** The next build's workflow code (test/support/next-build/workflows.ts), bundled once. */
-let nextBuild: Promise<WorkflowBundleOption> | undefined;
-function nextBuildBundle(): Promise<WorkflowBundleOption> {
-  nextBuild ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../support/next-build/workflows'),
-    logger: new DefaultLogger('WARN'),
-  }).then(({ code }) => ({ code }));
-  return nextBuild;
-}
-
 /** The build a run of an execution was pinned to, as Temporal records it. */
 async function buildOf(service: TestService, executionId: string): Promise<string | undefined> {
   const description = await service.runtime.services.temporal.client.workflow
     .getHandle(executionId)
     .describe();
   return description.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
-}
-
-/** A worker process of the service's task queue and database, of the given build. */
-function startWorker(
-  base: Config,
-  versioning: Partial<WorkerVersioning>,
-  workflowBundle?: WorkflowBundleOption,
-): Promise<Runtime> {
-  return startRuntime({
-    config: { ...base, workerVersioning: { ...base.workerVersioning!, ...versioning } },
-    logger: testLogger,
-    api: false,
-    worker: true,
-    workflowBundle,
-  });
 }
 
 describe('deploys: worker versioning @integration', function () {

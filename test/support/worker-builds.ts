@@ -10,6 +10,7 @@ import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleOption } from '@t
 import type { Config, WorkerVersioning } from '../../src/config';
 import { startRuntime, type Runtime } from '../../src/runtime';
 import { testLogger } from './stack';
+import { waitFor } from './wait';
 
 /** The next build's workflow code (test/support/next-build/workflows.ts), bundled once per process. */
 let nextBuild: Promise<WorkflowBundleOption> | undefined;
@@ -43,13 +44,22 @@ export function versionOf(worker: Runtime): WorkerDeploymentVersion {
 
 /**
  * Pins a run to `version` (a versioning override), as
- * `temporal workflow update-options --versioning-override-behavior pinned ...` does.
+ * `temporal workflow update-options --versioning-override-behavior pinned ...` does. Temporal refuses a
+ * version none of whose workers has polled yet (a worker started with WORKER_ROLLOUT=manual does not wait
+ * for that): tried again until it has.
  */
 export async function moveRun(
   client: Client,
   executionId: string,
   version: WorkerDeploymentVersion,
 ): Promise<void> {
+  await waitFor(() => pinRun(client, executionId, version).then(() => true), {
+    timeoutMs: 30_000,
+    what: `a move onto build ${version.buildId}`,
+  });
+}
+
+async function pinRun(client: Client, executionId: string, version: WorkerDeploymentVersion): Promise<void> {
   await client.workflowService.updateWorkflowExecutionOptions({
     namespace: client.options.namespace,
     workflowExecution: { workflowId: executionId },
@@ -57,7 +67,8 @@ export async function moveRun(
       versioningOverride: {
         pinned: {
           behavior:
-            temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+            temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior
+              .PINNED_OVERRIDE_BEHAVIOR_PINNED,
           version,
         },
       },

@@ -41,7 +41,11 @@ describe('stalled: an execution whose workflow task keeps failing', () => {
   const history = [
     completed('2026-11-26T06:00:00.000Z'),
     signaled('2026-11-26T06:05:00.000Z'),
-    failed('2026-11-26T06:05:00.100Z', Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, NONDETERMINISM),
+    failed(
+      '2026-11-26T06:05:00.100Z',
+      Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+      NONDETERMINISM,
+    ),
   ];
 
   it('is null while the workflow task is at its first attempt, or none is pending', () => {
@@ -133,14 +137,26 @@ describe('stalled: an execution whose workflow task keeps failing', () => {
   it('counts the streak from the first failure after the last completed task', () => {
     const stalled = stalledOf({
       events: [
-        failed('2026-11-26T05:00:00.000Z', Cause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE, 'old'),
+        failed(
+          '2026-11-26T05:00:00.000Z',
+          Cause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+          'old',
+        ),
         completed('2026-11-26T05:01:00.000Z'),
-        failed('2026-11-26T06:00:00.000Z', Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, NONDETERMINISM),
+        failed(
+          '2026-11-26T06:00:00.000Z',
+          Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+          NONDETERMINISM,
+        ),
         failed('2026-11-26T06:00:01.000Z', Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR, 'again'),
       ],
       pendingWorkflowTask: { attempt: 2 },
     });
-    expect(stalled).to.include({ reason: 'nondeterminism', message: 'again', since: '2026-11-26T06:00:00.000Z' });
+    expect(stalled).to.include({
+      reason: 'nondeterminism',
+      message: 'again',
+      since: '2026-11-26T06:00:00.000Z',
+    });
   });
 
   it('keeps long messages short', () => {
