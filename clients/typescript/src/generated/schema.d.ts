@@ -1206,7 +1206,7 @@ export interface components {
       reason: 'nondeterminism' | 'workflow_code_error' | 'workflow_task_timed_out' | 'workflow_task_failed';
       /**
        * @description The workflow task failure's message only (no stack trace), at most 500 characters.
-       * @example [TMPRL1100] Nondeterminism error: Timer machine does not handle this event
+       * @example [TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(1)
        */
       message: string;
       /**
