@@ -7,6 +7,9 @@
  * Like test/integration/deploys.test.ts: the API alone, worker builds A (the service's workflow code) and B
  * (test/support/next-build/workflows.ts, which cannot replay A's histories) on one task queue.
  */
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import request from 'supertest';
 import type { Runtime } from '../../src/runtime';
@@ -28,6 +31,9 @@ import {
   undoMove,
   versionOf,
 } from '../support/worker-builds';
+
+/** The built `switchyard` CLI (clients/typescript/src/cli). */
+const CLI = resolve(__dirname, '../../../clients/typescript/dist/cli/main.js');
 
 const APPROVAL_STEPS = [
   rulesStep('prepare', [{ when: 'true', output: { amount: '{{ input.amount }}' } }]),
@@ -84,6 +90,20 @@ describe('deploys: runs stuck on a build @integration', function () {
     expect(stalled.message).to.not.match(/\n\s+at /); // a message, no stack trace
     expect(stalled.attempts).to.be.at.least(2);
     expect(Date.parse(stalled.since)).to.be.within(movedAt - 1_000, Date.now());
+  });
+
+  it('says so in `switchyard executions get`', async () => {
+    await stickOnB();
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'executions', 'get', waiting], {
+      env: { PATH: process.env['PATH'], SWITCHYARD_URL: api.url, SWITCHYARD_API_KEY: api.adminKey },
+    });
+    expect(stdout).to.match(
+      new RegExp(
+        `^Stuck since \\S+ on build ${versionOf(buildB).buildId}: nondeterminism, ` +
+          'workflow task attempt \\d+: \\[TMPRL1100\\] Nondeterminism error',
+        'm',
+      ),
+    );
   });
 
   it("counts the failed workflow tasks in the Temporal SDK's metrics, by failure reason and task queue", async () => {
