@@ -14,6 +14,7 @@
  */
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { failureMessage } from '../temporal/failure-message';
 import type { StalledView } from './views';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -89,7 +90,7 @@ function problemOf(event: HistoryEvent): Pick<StalledView, 'reason' | 'message'>
   const failed = event.workflowTaskFailedEventAttributes;
   if (!failed) return { reason: 'workflow_task_timed_out', message: TIMED_OUT_MESSAGE };
   // Only the failure's own message: its stack trace and causes may quote what workflow code held.
-  const message = truncate(failed.failure?.message?.trim() ?? '');
+  const message = truncate((failed.failure ? failureMessage(failed.failure) : undefined)?.trim() ?? '');
   switch (failed.cause) {
     case Cause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR:
       return { reason: 'nondeterminism', message: message || 'Non-determinism error.' };

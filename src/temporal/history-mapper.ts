@@ -35,6 +35,7 @@ import {
 import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '../executions/status';
 import { stalledOf, type StalledSource } from '../executions/stalled';
 import { decodePayloads } from './encryption-codec';
+import { failureMessage } from './failure-message';
 import { rulesStepInput } from './rules-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -102,6 +103,9 @@ export async function decodeHistory(events: HistoryEvent[], codecs: readonly Pay
     const details = event.markerRecordedEventAttributes?.details;
     if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
     work.push(decodeFailure(event.activityTaskFailedEventAttributes?.failure, codecs));
+    // A workflow task the worker fails outside workflow code (decoding its activation, say) carries a
+    // failure of the worker's failure converter, encoded while payloads are encrypted.
+    work.push(decodeFailure(event.workflowTaskFailedEventAttributes?.failure, codecs));
   }
   await Promise.all(work);
 }
@@ -115,21 +119,6 @@ export async function decodeFailure(failure: Failure, codecs: readonly PayloadCo
     if (current.encodedAttributes)
       [current.encodedAttributes] = await decodePayloads(codecs, [current.encodedAttributes]);
   }
-}
-
-/** A failure's message: its text, or what its encoded attributes hold (once decoded). */
-function failureMessage(failure: NonNullable<Failure>): string | undefined {
-  if (failure.encodedAttributes) {
-    try {
-      const attributes = defaultPayloadConverter.fromPayload<{ message?: unknown } | null>(
-        failure.encodedAttributes,
-      );
-      if (typeof attributes?.message === 'string') return attributes.message;
-    } catch {
-      // Still encrypted (no key here): the text Temporal keeps is all there is.
-    }
-  }
-  return failure.message ?? undefined;
 }
 
 const eventDate = (event: HistoryEvent): Date => optionalTsToDate(event.eventTime) ?? new Date(0);

@@ -4,6 +4,7 @@
  * says. The real thing, against a dev server and two worker builds: test/integration/deploys-stuck.test.ts.
  */
 import { expect } from 'chai';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { msNumberToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { STALLED_MESSAGE_MAX_CHARS, stalledOf } from '../../src/executions/stalled';
@@ -99,6 +100,24 @@ describe('stalled: an execution whose workflow task keeps failing', () => {
       ],
       pendingWorkflowTask: { attempt: 3 },
     });
+    expect(stalled).to.include({ reason: 'workflow_code_error', message: 'boom' });
+    expect(JSON.stringify(stalled)).not.to.contain('workflow.js');
+  });
+
+  it('reads the message a failure converter moved into encoded attributes (decoded by then), never the stack trace', () => {
+    const encoded = event(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED, '2026-11-26T06:01:00.000Z', {
+      workflowTaskFailedEventAttributes: {
+        cause: Cause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+        failure: {
+          message: 'Encoded failure',
+          encodedAttributes: defaultPayloadConverter.toPayload({
+            message: 'boom',
+            stack_trace: 'at workflow.js:1',
+          }),
+        },
+      },
+    });
+    const stalled = stalledOf({ events: [encoded], pendingWorkflowTask: { attempt: 2 } });
     expect(stalled).to.include({ reason: 'workflow_code_error', message: 'boom' });
     expect(JSON.stringify(stalled)).not.to.contain('workflow.js');
   });
