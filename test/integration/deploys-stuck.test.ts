@@ -2,7 +2,8 @@
  * Runs stuck on a build (docs/operations.md#runs-stuck-on-a-build): a run moved onto a build whose workflow
  * code cannot replay it fails its next workflow task with a non-determinism error, which Temporal retries
  * for ever while the run still shows `waiting`. The API says so (`stalled`), from what any Temporal server
- * records, and the documented recovery (undo the move) resumes it.
+ * records, and the documented recovery (undo the move) resumes it. A build whose workflow code throws
+ * (test/support/poison-build/workflows.ts) shows the same way, by its own reason.
  *
  * Like test/integration/deploys.test.ts: the API alone, worker builds A (the service's workflow code) and B
  * (test/support/next-build/workflows.ts, which cannot replay A's histories) on one task queue.
@@ -27,6 +28,7 @@ import {
   moveRun,
   nextBuildBundle,
   nudgeRun,
+  poisonBuildBundle,
   startWorkerOfBuild,
   undoMove,
   versionOf,
@@ -128,5 +130,19 @@ describe('deploys: runs stuck on a build @integration', function () {
     const done = await waitForExecution(api.api(), waiting);
     expect(done.status, JSON.stringify(done.error)).to.equal('success');
     expect(done.stalled).to.equal(null);
+  });
+
+  it('shows a run whose workflow code throws on its build as stalled by a workflow code error', async () => {
+    const poison = await startWorkerOfBuild(api.config, { rollout: 'rolling' }, await poisonBuildBundle());
+    workers.push(poison);
+    const workflow = await createWorkflow(api.api(), definition(APPROVAL_STEPS));
+    const id = await trigger(api.api(), workflow, { amount: 20 });
+    const execution = await waitForExecution(api.api(), id, (e) => e.stalled !== null);
+    expect(execution.status).to.equal('running');
+    expect(execution.stalled).to.include({
+      reason: 'workflow_code_error',
+      message: 'poison: this build cannot run executions',
+      build_id: versionOf(poison).buildId,
+    });
   });
 });

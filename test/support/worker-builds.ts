@@ -12,15 +12,24 @@ import { startRuntime, type Runtime } from '../../src/runtime';
 import { testLogger } from './stack';
 import { waitFor } from './wait';
 
-/** The next build's workflow code (test/support/next-build/workflows.ts), bundled once per process. */
-let nextBuild: Promise<WorkflowBundleOption> | undefined;
-export function nextBuildBundle(): Promise<WorkflowBundleOption> {
-  nextBuild ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('./next-build/workflows'),
-    logger: new DefaultLogger('WARN'),
-  }).then(({ code }) => ({ code }));
-  return nextBuild;
+/** Workflow code bundled once per process, by the path of its workflows module. */
+const bundles = new Map<string, Promise<WorkflowBundleOption>>();
+function bundled(workflowsPath: string): Promise<WorkflowBundleOption> {
+  let bundle = bundles.get(workflowsPath);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') }).then(({ code }) => ({
+      code,
+    }));
+    bundles.set(workflowsPath, bundle);
+  }
+  return bundle;
 }
+
+/** The next build's workflow code (test/support/next-build/workflows.ts): it cannot replay the current one's runs. */
+export const nextBuildBundle = () => bundled(require.resolve('./next-build/workflows'));
+
+/** The poison build's workflow code (test/support/poison-build/workflows.ts): its execution workflow throws. */
+export const poisonBuildBundle = () => bundled(require.resolve('./poison-build/workflows'));
 
 /** A worker process of a service's task queue and database, of the given build. */
 export function startWorkerOfBuild(
