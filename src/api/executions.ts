@@ -114,7 +114,8 @@ export function executionRoutes(): AnyRoute[] {
       operationId: 'getExecution',
       summary: 'Read an execution with its steps',
       description:
-        'Steps in order: the trigger step first, then every definition step that has started or was skipped.',
+        'Steps in order: the trigger step first, then every definition step that has started or was skipped. ' +
+        '`stalled` is set while the workflow task of the open execution keeps failing (stuck on a worker build).',
       tag: 'Executions',
       auth: 'read',
       params: idParams,

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { EVENT_KINDS, type EventPayload } from '../../core/event-types';
 import { ERROR_CODES, limitExceeded } from '../errors';
-import { EXECUTION_STATUSES, STEP_STATUSES } from '../executions/views';
+import { EXECUTION_STATUSES, STALLED_REASONS, STEP_STATUSES } from '../executions/views';
 import { LIMIT_UNITS, type CountedLimit } from '../../core/workspace-limits';
 import type { ErrorExample } from './route';
 
@@ -91,8 +91,43 @@ export const stepViewSchema = z
   })
   .meta({ id: 'Step' });
 
+export const stalledSchema = z
+  .object({
+    reason: z.enum(STALLED_REASONS).meta({
+      description:
+        '`nondeterminism`: the build cannot replay the run (it was moved to code it was not written for); ' +
+        '`workflow_code_error`: the workflow code throws; `workflow_task_timed_out`: the worker does not ' +
+        'answer in time; `workflow_task_failed`: Temporal refused the task (the message names the cause). ' +
+        'New reasons may be added.',
+    }),
+    message: z.string().meta({
+      description: "The workflow task failure's message only (no stack trace), at most 500 characters.",
+      example: '[TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(1)',
+    }),
+    attempts: z
+      .number()
+      .int()
+      .meta({ description: 'The attempt of the workflow task now pending (2 or more).', example: 7 }),
+    build_id: z.string().nullable().meta({
+      description: "The worker build the run's workflow tasks go to; null for runs of unversioned workers.",
+      example: '4f2a9c1e7b3d',
+    }),
+    since: timestamp.meta({ description: 'When the first failure of the streak happened (RFC 3339, UTC).' }),
+  })
+  .meta({
+    id: 'Stalled',
+    description:
+      "The execution is stuck: its workflow task keeps failing and Temporal retries it, so no step moves while its status stays running or waiting. Nothing of the API resumes it: an operator does (docs/operations.md, 'Runs stuck on a build').",
+  });
+
 export const executionSchema = executionSummarySchema
-  .extend({ steps: z.array(stepViewSchema) })
+  .extend({
+    stalled: stalledSchema.nullable().meta({
+      description:
+        'Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists.',
+    }),
+    steps: z.array(stepViewSchema),
+  })
   .meta({ id: 'Execution' });
 
 const approvalStepExample = {
@@ -129,6 +164,7 @@ export const executionSummaryExample = {
 
 export const executionExample = {
   ...executionSummaryExample,
+  stalled: null,
   steps: [
     {
       id: 'trigger',

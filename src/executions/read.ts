@@ -1,8 +1,9 @@
 /**
- * Reading one execution (docs/api.md#executions): describe (status, pending attempts, and whose it is),
- * then the history (steps) of the run described, strongly consistent, never a replay. Another
- * workspace's execution, or an id that exists nowhere, is a plain 404 decided by the describe alone: the
- * history (which can be large) is fetched only for the caller's own executions.
+ * Reading one execution (docs/api.md#executions): describe (status, pending attempts, a workflow task being
+ * retried, and whose it is), then the history (steps, and why a stuck run is stuck) of the run described,
+ * strongly consistent, never a replay. Another workspace's execution, or an id that exists nowhere, is a
+ * plain 404 decided by the describe alone: the history (which can be large) is fetched only for the
+ * caller's own executions.
  */
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
@@ -36,6 +37,8 @@ export async function readExecution(
       events,
       pendingActivities,
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
+      pendingWorkflowTask: description.raw.pendingWorkflowTask,
+      versioningInfo: description.raw.workflowExecutionInfo?.versioningInfo,
     });
   } catch (error) {
     if (isWorkflowNotFound(error)) throw executionNotFound(executionId);

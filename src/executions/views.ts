@@ -51,7 +51,29 @@ export interface StepView {
   next_attempt_at?: string;
 }
 
+export const STALLED_REASONS = [
+  'nondeterminism',
+  'workflow_code_error',
+  'workflow_task_timed_out',
+  'workflow_task_failed',
+] as const;
+export type StalledReason = (typeof STALLED_REASONS)[number];
+
+/** An open execution whose workflow task keeps failing, so nothing moves (src/executions/stalled.ts). */
+export interface StalledView {
+  reason: StalledReason;
+  /** The failure's message only (no stack trace), truncated. */
+  message: string;
+  /** The attempt of the workflow task now pending: it failed or timed out attempts − 1 times. */
+  attempts: number;
+  /** The build its workflow tasks go to; null for runs of unversioned workers. */
+  build_id: string | null;
+  /** When the first failure of the streak happened. */
+  since: string;
+}
+
 export interface ExecutionView extends ExecutionSummary {
+  stalled: StalledView | null;
   steps: StepView[];
 }
 

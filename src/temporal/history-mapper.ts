@@ -7,7 +7,8 @@
  *  - a connector or ai step whose first attempt failed goes on as an activity whose id is the step id:
  *    its attempts, result or failure complete the step's record (pending ones from describe);
  *  - an approval step's decision comes from the `decide` Update's events;
- *  - a rules step's input (the data it read) is derived from the context, as the worker saw it.
+ *  - a rules step's input (the data it read) is derived from the context, as the worker saw it;
+ *  - whether the run is stuck on a failing workflow task (src/executions/stalled.ts).
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
  */
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
@@ -32,7 +33,9 @@ import {
   type StepView,
 } from '../executions/views';
 import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '../executions/status';
+import { stalledOf, type StalledSource } from '../executions/stalled';
 import { decodePayloads } from './encryption-codec';
+import { failureMessage } from './failure-message';
 import { rulesStepInput } from './rules-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -51,6 +54,9 @@ export interface HistorySource {
   pendingActivities?: PendingActivity[];
   /** True while an approval waits (the SwitchyardWaiting search attribute). */
   waiting?: boolean;
+  /** From describe: the workflow task being retried, and the build it goes to (src/executions/stalled.ts). */
+  pendingWorkflowTask?: StalledSource['pendingWorkflowTask'];
+  versioningInfo?: StalledSource['versioningInfo'];
   now?: Date;
 }
 
@@ -97,6 +103,9 @@ export async function decodeHistory(events: HistoryEvent[], codecs: readonly Pay
     const details = event.markerRecordedEventAttributes?.details;
     if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
     work.push(decodeFailure(event.activityTaskFailedEventAttributes?.failure, codecs));
+    // A workflow task the worker fails outside workflow code (decoding its activation, say) carries a
+    // failure of the worker's failure converter, encoded while payloads are encrypted.
+    work.push(decodeFailure(event.workflowTaskFailedEventAttributes?.failure, codecs));
   }
   await Promise.all(work);
 }
@@ -110,21 +119,6 @@ export async function decodeFailure(failure: Failure, codecs: readonly PayloadCo
     if (current.encodedAttributes)
       [current.encodedAttributes] = await decodePayloads(codecs, [current.encodedAttributes]);
   }
-}
-
-/** A failure's message: its text, or what its encoded attributes hold (once decoded). */
-function failureMessage(failure: NonNullable<Failure>): string | undefined {
-  if (failure.encodedAttributes) {
-    try {
-      const attributes = defaultPayloadConverter.fromPayload<{ message?: unknown } | null>(
-        failure.encodedAttributes,
-      );
-      if (typeof attributes?.message === 'string') return attributes.message;
-    } catch {
-      // Still encrypted (no key here): the text Temporal keeps is all there is.
-    }
-  }
-  return failure.message ?? undefined;
 }
 
 const eventDate = (event: HistoryEvent): Date => optionalTsToDate(event.eventTime) ?? new Date(0);
@@ -273,6 +267,7 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     finished_at: close ? close.at.toISOString() : null,
     duration_ms: durationMs(startedAt, close?.at, now),
     error: close?.error ?? null,
+    stalled: close ? null : stalledOf(source),
     steps: [triggerStep(input, startedAt), ...steps],
   };
 }

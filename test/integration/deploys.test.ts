@@ -12,11 +12,10 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import type { Config, WorkerVersioning } from '../../src/config';
 import { projectRoot } from '../../src/paths';
-import { startRuntime, type Runtime } from '../../src/runtime';
+import type { Runtime } from '../../src/runtime';
 import {
   createWorkflow,
   definition,
@@ -26,10 +25,10 @@ import {
   trigger,
   waitForExecution,
 } from '../support/fixtures';
-import type { Logger } from '../../src/logger';
 import { capturingLogger } from '../support/log-capture';
 import { Receiver } from '../support/receiver';
-import { startTestService, testLogger, type TestService } from '../support/stack';
+import { startTestService, type TestService } from '../support/stack';
+import { nextBuildBundle, startWorkerOfBuild as startWorker } from '../support/worker-builds';
 
 const execFileAsync = promisify(execFile);
 
@@ -38,16 +37,6 @@ const APPROVAL_STEPS = [
   { id: 'review', kind: 'approval', name: 'Review', message: 'Approve {{ input.amount }}?' },
   rulesStep('after', [{ when: 'true', output: '{{ steps.review.output.decision }}' }]),
 ];
-
-/** The next build's workflow code (test/support/next-build/workflows.ts), bundled once. */
-let nextBuild: Promise<WorkflowBundleOption> | undefined;
-function nextBuildBundle(): Promise<WorkflowBundleOption> {
-  nextBuild ??= bundleWorkflowCode({
-    workflowsPath: require.resolve('../support/next-build/workflows'),
-    logger: new DefaultLogger('WARN'),
-  }).then(({ code }) => ({ code }));
-  return nextBuild;
-}
 
 /** The build a run of an execution was pinned to, as Temporal records it. */
 async function buildOf(service: TestService, executionId: string): Promise<string | undefined> {
@@ -76,22 +65,6 @@ async function overrideOf(service: TestService, executionId: string): Promise<st
     description.raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.pinned?.version?.buildId ??
     undefined
   );
-}
-
-/** A worker process of the service's task queue and database, of the given build. */
-function startWorker(
-  base: Config,
-  versioning: Partial<WorkerVersioning>,
-  workflowBundle?: WorkflowBundleOption,
-  logger: Logger = testLogger,
-): Promise<Runtime> {
-  return startRuntime({
-    config: { ...base, workerVersioning: { ...base.workerVersioning!, ...versioning } },
-    logger,
-    api: false,
-    worker: true,
-    workflowBundle,
-  });
 }
 
 describe('deploys: worker versioning @integration', function () {

@@ -69,6 +69,13 @@ export interface ExecutionBody {
   finished_at: string | null;
   duration_ms: number;
   error: { step: string | null; code: string; message: string } | null;
+  stalled: {
+    reason: string;
+    message: string;
+    attempts: number;
+    build_id: string | null;
+    since: string;
+  } | null;
   steps: StepBody[];
 }
 

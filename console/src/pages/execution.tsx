@@ -1,6 +1,6 @@
 /**
- * One run: its header, error, the actions the key may take, and its steps on a timeline with their
- * input and output. Read again every 2 s while it runs or waits.
+ * One run: its header, error, whether it is stuck on a build, the actions the key may take, and its
+ * steps on a timeline with their input and output. Read again every 2 s while it runs or waits.
  */
 import type { Execution, Step } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
@@ -113,6 +113,7 @@ export function ExecutionPage({ id }: { id: string }) {
           <p class="notice-message">{run.error.message}</p>
         </div>
       )}
+      {run.stalled && <StalledNotice stalled={run.stalled} />}
       <ErrorNotice error={execution.error} title="Could not refresh this run" />
       {notice && <Success>{notice}</Success>}
       {canWrite && <RunActions run={run} onDone={done} />}
@@ -123,6 +124,49 @@ export function ExecutionPage({ id }: { id: string }) {
         ))}
       <Steps run={run} />
     </section>
+  );
+}
+
+type Stalled = NonNullable<Execution['stalled']>;
+
+/** What keeps failing, by `stalled.reason` (docs/api.md#stuck-executions). */
+const STALLED_BECAUSE: Record<string, string> = {
+  nondeterminism:
+    'the build cannot replay the run (a non-determinism error: the run was moved to code it was not written for)',
+  workflow_code_error: 'the workflow code throws an error',
+  workflow_task_timed_out: 'the worker does not answer in time (it stops or hangs)',
+  workflow_task_failed: 'Temporal refuses what the workflow asks for',
+};
+
+/**
+ * A run whose workflow task keeps failing: its status still says running or waiting, but nothing moves
+ * until an operator acts, which no button here can do.
+ */
+function StalledNotice({ stalled }: { stalled: Stalled }) {
+  const because = STALLED_BECAUSE[stalled.reason] ?? `of ${stalled.reason}`;
+  return (
+    <div class="notice notice-warning" role="region" aria-label="Stuck run" data-testid="run-stalled">
+      <p class="notice-title">
+        This run is stuck
+        {stalled.build_id && (
+          <>
+            {' '}
+            on build <code>{stalled.build_id}</code>
+          </>
+        )}
+      </p>
+      <p>
+        Its workflow task has kept failing since {formatTime(stalled.since)} because {because}. Temporal
+        retries it (attempt {stalled.attempts}); no step moves until an operator acts.
+      </p>
+      <p class="notice-message">
+        <code>{stalled.message}</code>
+      </p>
+      <p>
+        To recover: move the run to a build that can replay it, undo a mistaken move, or terminate the run.
+        See "Runs stuck on a build" in <code>docs/operations.md</code>.
+      </p>
+    </div>
   );
 }
 

@@ -398,7 +398,7 @@ export function describeWorkspace(workspace: Workspace): string {
   ].join('\n');
 }
 
-/** An execution's summary line, its steps as a table, and its error. */
+/** An execution's summary line, its steps as a table, its error, and why it is stuck if it is. */
 export function describeExecution(execution: Execution): string {
   const lines = [
     `Execution ${execution.execution_id} (${execution.workflow} v${execution.workflow_version}): ${execution.status} in ${formatDuration(execution.duration_ms)}`,
@@ -412,6 +412,14 @@ export function describeExecution(execution: Execution): string {
     lines.push(
       '',
       `Error${execution.error.step ? ` at step ${execution.error.step}` : ''}: ${execution.error.code}: ${execution.error.message}`,
+    );
+  }
+  const stalled = execution.stalled;
+  if (stalled) {
+    // Stuck on a workflow task that keeps failing: an operator recovers it (docs/operations.md).
+    lines.push(
+      '',
+      `Stuck since ${stalled.since} on build ${stalled.build_id ?? '(unversioned)'}: ${stalled.reason}, workflow task attempt ${stalled.attempts}: ${stalled.message}`,
     );
   }
   return lines.join('\n');

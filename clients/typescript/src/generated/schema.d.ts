@@ -221,7 +221,7 @@ export interface paths {
     };
     /**
      * Read an execution with its steps
-     * @description Steps in order: the trigger step first, then every definition step that has started or was skipped.
+     * @description Steps in order: the trigger step first, then every definition step that has started or was skipped. `stalled` is set while the workflow task of the open execution keeps failing (stuck on a worker build).
      */
     get: operations['getExecution'];
     put?: never;
@@ -1193,7 +1193,37 @@ export interface components {
       /** @description Counts to now while the execution runs. */
       duration_ms: number;
       error: components['schemas']['ExecutionErrorOutput'] | null;
+      /** @description Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists. */
+      stalled: components['schemas']['Stalled'] | null;
       steps: components['schemas']['Step'][];
+    };
+    /** @description The execution is stuck: its workflow task keeps failing and Temporal retries it, so no step moves while its status stays running or waiting. Nothing of the API resumes it: an operator does (docs/operations.md, 'Runs stuck on a build'). */
+    Stalled: {
+      /**
+       * @description `nondeterminism`: the build cannot replay the run (it was moved to code it was not written for); `workflow_code_error`: the workflow code throws; `workflow_task_timed_out`: the worker does not answer in time; `workflow_task_failed`: Temporal refused the task (the message names the cause). New reasons may be added.
+       * @enum {string}
+       */
+      reason: 'nondeterminism' | 'workflow_code_error' | 'workflow_task_timed_out' | 'workflow_task_failed';
+      /**
+       * @description The workflow task failure's message only (no stack trace), at most 500 characters.
+       * @example [TMPRL1100] Nondeterminism error: Missing associated machine for LocalActivity(1)
+       */
+      message: string;
+      /**
+       * @description The attempt of the workflow task now pending (2 or more).
+       * @example 7
+       */
+      attempts: number;
+      /**
+       * @description The worker build the run's workflow tasks go to; null for runs of unversioned workers.
+       * @example 4f2a9c1e7b3d
+       */
+      build_id: string | null;
+      /**
+       * Format: date-time
+       * @description When the first failure of the streak happened (RFC 3339, UTC).
+       */
+      since: string;
     };
     Step: {
       id: string;
@@ -5357,6 +5387,7 @@ export interface operations {
            *       "finished_at": "2026-11-21T10:02:44.530Z",
            *       "duration_ms": 1964412,
            *       "error": null,
+           *       "stalled": null,
            *       "steps": [
            *         {
            *           "id": "trigger",
