@@ -1,0 +1,123 @@
+/**
+ * Whether a worker serves a run (docs/api.md#when-no-worker-serves-a-run). With worker versioning on
+ * (docs/operations.md#deploys-worker-builds-and-versioning) a run is pinned to the build that started it,
+ * and only a worker of that build takes its workflow tasks: while none polls, an approval, a cancellation
+ * or a retry's new run waits in Temporal for one. The API asks this before sending any of them, so that
+ * it can answer 503 `worker_unavailable` naming the build instead of waiting for nothing.
+ *
+ * Liveness comes from the task queue's pollers (DescribeTaskQueue, workflow task type): one entry per
+ * worker identity and build, with the time the worker last polled.
+ */
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import type { Services } from '../services';
+import { callTemporal } from './errors';
+
+/**
+ * How recently a worker of a build must have polled to count as running. A live worker polls again as
+ * soon as a long poll ends, and a long poll of an idle task queue ends after about a minute; measured on
+ * the dev server (Temporal CLI 1.9.1, SDK 1.24) with a worker of the service's settings, the last poll
+ * of an idle live worker was at most MEASURED s old. A worker that stops gracefully (SIGTERM,
+ * `worker.shutdown()`) disappears from the list at once (MEASURED); one that dies (SIGKILL, a crash)
+ * stays listed with its last poll time for minutes (MEASURED), so only this window tells it from a live one.
+ * The window leaves a margin over the long poll for a loaded server; a worker that died within it counts
+ * as running, and the API then finds out by the Update's deadline (src/executions/decide.ts).
+ */
+export const POLLER_LIVENESS_MS = 75_000;
+
+/**
+ * The build a run is pinned to: an operator's pinned override (a move), else the build that completed its
+ * last workflow task. Undefined when neither is known (worker versioning off, or the run has not completed
+ * a workflow task yet: it then goes to the deployment's current build).
+ */
+export function pinnedBuildOf(description: WorkflowExecutionDescription): WorkerDeploymentVersion | undefined {
+  const info = description.raw.workflowExecutionInfo?.versioningInfo;
+  const override = info?.versioningOverride;
+  const pinned = override?.pinned?.version ?? parseVersion(override?.pinnedVersion);
+  if (pinned?.buildId && pinned.deploymentName) return version(pinned.deploymentName, pinned.buildId);
+  // An auto-upgrade override follows the deployment's current build, like a run without a build.
+  if (override?.autoUpgrade) return undefined;
+  const last = info?.deploymentVersion;
+  if (last?.buildId && last.deploymentName) return version(last.deploymentName, last.buildId);
+  return undefined;
+}
+
+export interface TaskQueueWorkers {
+  /** The builds that polled within POLLER_LIVENESS_MS. */
+  live: WorkerDeploymentVersion[];
+  /** The build new runs go to (the deployment's current version), if the task queue has one. */
+  current: WorkerDeploymentVersion | undefined;
+  /** The build a share of new runs goes to while a rollout ramps, if any. */
+  ramping: WorkerDeploymentVersion | undefined;
+}
+
+/** The execution task queue's live worker builds and where its new runs go, in one call. */
+export async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
+  const { connection, namespace } = services.temporal;
+  const response = await callTemporal(connection, () =>
+    connection.workflowService.describeTaskQueue({
+      namespace,
+      taskQueue: {
+        name: services.config.temporal.taskQueue,
+        kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL,
+      },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    }),
+  );
+  const now = Date.now();
+  const live: WorkerDeploymentVersion[] = [];
+  for (const poller of response.pollers ?? []) {
+    const options = poller.deploymentOptions;
+    const lastPoll = optionalTsToMs(poller.lastAccessTime);
+    if (!options?.buildId || !options.deploymentName || lastPoll === undefined) continue;
+    if (now - lastPoll <= POLLER_LIVENESS_MS) live.push(version(options.deploymentName, options.buildId));
+  }
+  const routing = response.versioningInfo;
+  const ramps = (routing?.rampingVersionPercentage ?? 0) > 0;
+  return {
+    live,
+    current: versionOf(routing?.currentDeploymentVersion),
+    ramping: ramps ? versionOf(routing?.rampingDeploymentVersion) : undefined,
+  };
+}
+
+function isLive(workers: TaskQueueWorkers, build: WorkerDeploymentVersion): boolean {
+  return workers.live.some((v) => v.buildId === build.buildId && v.deploymentName === build.deploymentName);
+}
+
+/**
+ * The build that would take the next workflow task of a run (`description`), or of a new run (none), when
+ * no worker of it polls now; undefined when one does. A run goes to the build it is pinned to, else (its
+ * first task) where new runs go: the current build, or the ramping one for a share of them. With worker
+ * versioning off every worker takes every run, and nothing is checked; so too when the deployment has no
+ * current build (no versioned worker ever took a run of this task queue).
+ */
+export async function buildWithoutWorker(
+  services: Services,
+  description?: WorkflowExecutionDescription,
+): Promise<WorkerDeploymentVersion | undefined> {
+  if (!services.config.workerVersioning) return undefined;
+  const workers = await taskQueueWorkers(services);
+  const pinned = description && pinnedBuildOf(description);
+  const builds = pinned ? [pinned] : [workers.current, workers.ramping];
+  return builds.find((build) => build !== undefined && !isLive(workers, build));
+}
+
+/** Temporal's older string form of a version, `<deployment>.<build>` (a deployment name has no dot). */
+function parseVersion(text: string | null | undefined): WorkerDeploymentVersion | undefined {
+  const dot = text ? text.indexOf('.') : -1;
+  if (!text || dot <= 0) return undefined;
+  return version(text.slice(0, dot), text.slice(dot + 1));
+}
+
+function versionOf(
+  v: { deploymentName?: string | null; buildId?: string | null } | null | undefined,
+): WorkerDeploymentVersion | undefined {
+  return v?.buildId && v.deploymentName ? version(v.deploymentName, v.buildId) : undefined;
+}
+
+function version(deploymentName: string, buildId: string): WorkerDeploymentVersion {
+  return { deploymentName, buildId };
+}
