@@ -132,7 +132,9 @@ const WORKER_RETRY_AFTER_S = 10;
  */
 export function workerUnavailable(buildId: string | undefined, message: string): AppError {
   return new AppError(503, 'worker_unavailable', message, {
-    details: buildId ? [{ path: '', message: `no worker of build ${buildId} is running`, build_id: buildId }] : [],
+    details: buildId
+      ? [{ path: '', message: `no worker of build ${buildId} is running`, build_id: buildId }]
+      : [],
     headers: { 'Retry-After': String(WORKER_RETRY_AFTER_S) },
   });
 }

@@ -84,7 +84,8 @@ const WORKER_UNAVAILABLE_EXAMPLE: ErrorExample = {
 function errorExample(status: number, route: AnyRoute) {
   const [code, message] = ERROR_EXAMPLES[status] ?? ['invalid_request', 'The request is invalid.'];
   const own =
-    route.errorExamples?.[status] ?? (status === 503 && route.needsWorker ? WORKER_UNAVAILABLE_EXAMPLE : undefined);
+    route.errorExamples?.[status] ??
+    (status === 503 && route.needsWorker ? WORKER_UNAVAILABLE_EXAMPLE : undefined);
   return {
     error: {
       code: own?.code ?? code,

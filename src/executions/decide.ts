@@ -176,7 +176,8 @@ async function appliedAfterAll(
   }
   const history = await callTemporal(connection, () => handle.fetchHistory());
   return (history.events ?? []).some(
-    (event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === updateId,
+    (event) =>
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === updateId,
   );
 }
 

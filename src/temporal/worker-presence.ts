@@ -32,7 +32,9 @@ export const POLLER_LIVENESS_MS = 75_000;
  * last workflow task. Undefined when neither is known (worker versioning off, or the run has not completed
  * a workflow task yet: it then goes to the deployment's current build).
  */
-export function pinnedBuildOf(description: WorkflowExecutionDescription): WorkerDeploymentVersion | undefined {
+export function pinnedBuildOf(
+  description: WorkflowExecutionDescription,
+): WorkerDeploymentVersion | undefined {
   const info = description.raw.workflowExecutionInfo?.versioningInfo;
   const override = info?.versioningOverride;
   const pinned = override?.pinned?.version ?? parseVersion(override?.pinnedVersion);

@@ -3,19 +3,20 @@
  * runtimes of chosen builds started and stopped by each test, against the real dev server. Approve, cancel
  * and retry answer 503 `worker_unavailable` naming the build, at once, and did nothing: once a worker of
  * the build is back, the run is as it was, and the same request succeeds. A decision that reaches the
- * workflow after its `apply_by` is refused by the workflow itself.
+ * workflow after its `apply_by` is refused by the workflow itself, so a decision sent to a worker that had
+ * just crashed (still listed as polling) answers 503 too, and is not applied when the build comes back.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'chai';
 import type { Config, WorkerVersioning } from '../../src/config';
+import { projectRoot } from '../../src/paths';
 import { startRuntime, type Runtime } from '../../src/runtime';
+import { loadOrCreateSecretsKey } from '../../src/secrets/cipher';
 import { buildWithoutWorker } from '../../src/temporal/worker-presence';
-import {
-  DECIDE_UPDATE,
-  DECISION_TOO_LATE,
-  type ApprovalDecisionRequest,
-} from '../../core/execution-types';
+import { DECIDE_UPDATE, DECISION_TOO_LATE, type ApprovalDecisionRequest } from '../../core/execution-types';
 import {
   createWorkflow,
   definition,
@@ -28,7 +29,7 @@ import {
   waitForExecution,
 } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
-import { startTestService, testLogger, type TestService } from '../support/stack';
+import { startTestService, tempDir, testLogger, type TestService } from '../support/stack';
 import { sleep, waitFor } from '../support/wait';
 
 const APPROVAL_STEPS = [
@@ -138,7 +139,11 @@ describe('deploys: no worker of the build a run needs @integration', function ()
       const worker = await startBuild('build-back');
       const id = await waitingRun();
       await stopBuild(worker);
-      expectError(await api.api().post(`/v1/executions/${id}/steps/review/reject`), 503, 'worker_unavailable');
+      expectError(
+        await api.api().post(`/v1/executions/${id}/steps/review/reject`),
+        503,
+        'worker_unavailable',
+      );
 
       await restartBuild('build-back');
       await api.api().post(`/v1/executions/${id}/steps/review/approve`).expect(200);
@@ -194,6 +199,57 @@ describe('deploys: no worker of the build a run needs @integration', function ()
       await api.api().post(`/v1/executions/${id}/retry`).expect(202);
       const done = await waitForExecution(api.api(), id, (e) => e.status === 'success', 20_000);
       expect(stepOf(done, 'call').status).to.equal('success');
+    });
+  });
+
+  describe('a worker that crashed a moment ago', () => {
+    /** `npm run start:worker` of the build in a child process, killed without a chance to say goodbye. */
+    function startWorkerProcess(buildId: string): ChildProcess {
+      const config = api.config;
+      return spawn(process.execPath, [path.join(projectRoot, 'dist/workers/main.js')], {
+        env: {
+          ...process.env,
+          DATA_DIR: tempDir(),
+          DATABASE_URL: config.databaseUrl!,
+          TEMPORAL_ADDRESS: config.temporal.address!,
+          TEMPORAL_TASK_QUEUE: config.temporal.taskQueue,
+          SECRETS_KEY: loadOrCreateSecretsKey(config.secretsKey, config.dataDir),
+          WORKER_BUILD_ID: buildId,
+          WORKER_ROLLOUT: 'rolling',
+          LOG_LEVEL: 'silent',
+        },
+        stdio: 'ignore',
+      });
+    }
+    let child: ChildProcess | undefined;
+    afterEach(() => child?.kill('SIGKILL'));
+
+    it('answers 503 when the decision is not taken in time, and it is not applied when the build is back', async () => {
+      child = startWorkerProcess('build-crashed');
+      await waitFor(async () => (await buildWithoutWorker(api.runtime.services)) === undefined, {
+        timeoutMs: 60_000,
+        what: 'the worker process polling',
+      });
+      const id = await waitingRun();
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child!.once('exit', resolve));
+      expect(await buildWithoutWorker(api.runtime.services), 'its poller still looks alive').to.equal(
+        undefined,
+      );
+
+      const [res, ms] = await timed(() => api.api().post(`/v1/executions/${id}/steps/review/approve`));
+      expectWorkerUnavailable(res, 'build-crashed');
+      expect(res.body.error.message).to.contain('will not apply later');
+      expect(ms, 'after the decision`s deadline').to.be.at.least(4_000);
+
+      // Temporal held the Update for the run; the build's worker now gets it, after its apply_by.
+      await restartBuild('build-crashed');
+      await sleep(6_000); // past the sticky queue's 5 s: the run's task goes to the new worker
+      const after = await waitForExecution(api.api(), id, () => true);
+      expect(stepOf(after, 'review')).to.include({ status: 'waiting', output: null });
+
+      await api.api().post(`/v1/executions/${id}/steps/review/approve`).expect(200);
+      expect((await waitForExecution(api.api(), id)).status).to.equal('success');
     });
   });
 
