@@ -6,26 +6,37 @@
  * it can answer 503 `worker_unavailable` naming the build instead of waiting for nothing.
  *
  * Liveness comes from the task queue's pollers (DescribeTaskQueue, workflow task type): one entry per
- * worker identity and build, with the time the worker last polled.
+ * worker identity and build, with the time the worker last polled; and from the workers that reported
+ * they stopped (ListWorkers).
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { Services } from '../services';
-import { callTemporal } from './errors';
+import { callTemporal, TEMPORAL_CALL_TIMEOUT_MS } from './errors';
+import { visibilityString } from './visibility-query';
 
 /**
- * How recently a worker of a build must have polled to count as running. A live worker polls again as
- * soon as a long poll ends, and a long poll of an idle task queue ends after about a minute; measured on
- * the dev server (Temporal CLI 1.9.1, SDK 1.24) with a worker of the service's settings, the last poll
- * of an idle live worker was at most MEASURED s old. A worker that stops gracefully (SIGTERM,
- * `worker.shutdown()`) disappears from the list at once (MEASURED); one that dies (SIGKILL, a crash)
- * stays listed with its last poll time for minutes (MEASURED), so only this window tells it from a live one.
- * The window leaves a margin over the long poll for a loaded server; a worker that died within it counts
- * as running, and the API then finds out by the Update's deadline (src/executions/decide.ts).
+ * How recently a worker of a build must have polled to count as running. A poller's last access is when its
+ * last long poll began, and a long poll of an idle task queue lasts about a minute: measured on the dev
+ * server (Temporal CLI 1.9.1, server 1.32, SDK 1.24), the last poll of an idle live worker was up to 54 s
+ * old, then began again. A worker that stops, gracefully or not, stays in the list with its last poll
+ * time, ageing (still listed over three minutes after a SIGTERM or a SIGKILL): only this window tells a dead one
+ * from a live one. It leaves a margin over the minute for a loaded server; a worker that died within it
+ * still counts as running, and then the request's own deadline finds out (src/executions/decide.ts).
  */
 export const POLLER_LIVENESS_MS = 75_000;
+
+/**
+ * A worker that stops gracefully (SIGTERM, a deploy) reports it at once in its last heartbeat (status
+ * ShuttingDown; Temporal's worker heartbeats, on in the dev server and in servers that enable them). A
+ * poller is gone when the last heartbeat of its identity and build is such a report, sent after the
+ * poller's last poll; one that polled since (the same identity started again, often within a second) is
+ * not. Heartbeats carry the worker's clock, polls the server's, compared without leeway: a worker clock
+ * behind the server's can make a stopped worker count as running until POLLER_LIVENESS_MS (the slower,
+ * still truthful answer), while leeway would make a worker restarted within it count as stopped.
+ */
 
 /**
  * The build a run is pinned to: an operator's pinned override (a move), else the build that completed its
@@ -55,26 +66,32 @@ export interface TaskQueueWorkers {
   ramping: WorkerDeploymentVersion | undefined;
 }
 
-/** The execution task queue's live worker builds and where its new runs go, in one call. */
-export async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
+/** The execution task queue's live worker builds and where its new runs go. */
+async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
   const { connection, namespace } = services.temporal;
-  const response = await callTemporal(connection, () =>
-    connection.workflowService.describeTaskQueue({
-      namespace,
-      taskQueue: {
-        name: services.config.temporal.taskQueue,
-        kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL,
-      },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-    }),
-  );
+  const [response, lastHeartbeats] = await Promise.all([
+    callTemporal(connection, () =>
+      connection.workflowService.describeTaskQueue({
+        namespace,
+        taskQueue: {
+          name: services.config.temporal.taskQueue,
+          kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL,
+        },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      }),
+    ),
+    lastWorkerHeartbeats(services),
+  ]);
   const now = Date.now();
   const live: WorkerDeploymentVersion[] = [];
   for (const poller of response.pollers ?? []) {
     const options = poller.deploymentOptions;
     const lastPoll = optionalTsToMs(poller.lastAccessTime);
     if (!options?.buildId || !options.deploymentName || lastPoll === undefined) continue;
-    if (now - lastPoll <= POLLER_LIVENESS_MS) live.push(version(options.deploymentName, options.buildId));
+    if (now - lastPoll > POLLER_LIVENESS_MS) continue;
+    const last = lastHeartbeats.get(workerKey(poller.identity ?? '', options.buildId));
+    if (last && !last.running && last.at >= lastPoll) continue;
+    live.push(version(options.deploymentName, options.buildId));
   }
   const routing = response.versioningInfo;
   const ramps = (routing?.rampingVersionPercentage ?? 0) > 0;
@@ -84,6 +101,40 @@ export async function taskQueueWorkers(services: Services): Promise<TaskQueueWor
     ramping: ramps ? versionOf(routing?.rampingDeploymentVersion) : undefined,
   };
 }
+
+/**
+ * The last heartbeat of each worker of the task queue, by identity and build: when, and whether the worker
+ * was running or stopping. Empty where the server keeps no worker heartbeats (ListWorkers unimplemented or
+ * off): pollers then age out of POLLER_LIVENESS_MS alone.
+ */
+async function lastWorkerHeartbeats(
+  services: Services,
+): Promise<Map<string, { at: number; running: boolean }>> {
+  const { connection, namespace } = services.temporal;
+  const last = new Map<string, { at: number; running: boolean }>();
+  try {
+    const response = await connection.withDeadline(Date.now() + TEMPORAL_CALL_TIMEOUT_MS, () =>
+      connection.workflowService.listWorkers({
+        namespace,
+        pageSize: 1000,
+        query: `TaskQueue = ${visibilityString(services.config.temporal.taskQueue)}`,
+      }),
+    );
+    for (const { workerHeartbeat: beat } of response.workersInfo ?? []) {
+      const at = optionalTsToMs(beat?.heartbeatTime);
+      const buildId = beat?.deploymentVersion?.buildId;
+      if (!beat?.workerIdentity || !buildId || at === undefined) continue;
+      const key = workerKey(beat.workerIdentity, buildId);
+      const running = beat.status === temporal.api.enums.v1.WorkerStatus.WORKER_STATUS_RUNNING;
+      if (at >= (last.get(key)?.at ?? -Infinity)) last.set(key, { at, running });
+    }
+  } catch (error) {
+    services.logger.debug({ err: error }, 'Could not read the workers` heartbeats (ListWorkers)');
+  }
+  return last;
+}
+
+const workerKey = (identity: string, buildId: string): string => `${buildId}\n${identity}`;
 
 function isLive(workers: TaskQueueWorkers, build: WorkerDeploymentVersion): boolean {
   return workers.live.some((v) => v.buildId === build.buildId && v.deploymentName === build.deploymentName);
