@@ -18,13 +18,14 @@ import { callTemporal, TEMPORAL_CALL_TIMEOUT_MS } from './errors';
 import { visibilityString } from './visibility-query';
 
 /**
- * How recently a worker of a build must have polled to count as running. A poller's last access is when its
- * last long poll began, and a long poll of an idle task queue lasts about a minute: measured on the dev
- * server (Temporal CLI 1.9.1, server 1.32, SDK 1.24), the last poll of an idle live worker was up to 54 s
- * old, then began again. A worker that stops, gracefully or not, stays in the list with its last poll
- * time, ageing (still listed over three minutes after a SIGTERM or a SIGKILL): only this window tells a dead one
- * from a live one. It leaves a margin over the minute for a loaded server; a worker that died within it
- * still counts as running, and then the request's own deadline finds out (src/executions/decide.ts).
+ * How recently a worker of a build must have polled to count as running. A poller's last access is when
+ * its last long poll began, and a long poll of an idle task queue lasts about a minute: measured on the
+ * dev server (Temporal CLI 1.9.1, server 1.32, SDK 1.24), the last poll of an idle live worker was up to
+ * 54 s old, then began again. A worker that stops, gracefully or not, stays in the list with its last poll
+ * time, ageing: it was dropped 282 s after a SIGTERM and after a SIGKILL (five minutes after its last
+ * poll). Only this window tells a crashed worker from a live one (a graceful stop is known at once: below).
+ * It leaves a margin over the minute for a loaded server; a worker that crashed within it still counts as
+ * running, and then the request's own deadline finds out (src/executions/decide.ts).
  */
 export const POLLER_LIVENESS_MS = 75_000;
 
