@@ -30,16 +30,6 @@ import { visibilityString } from './visibility-query';
 export const POLLER_LIVENESS_MS = 75_000;
 
 /**
- * A worker that stops gracefully (SIGTERM, a deploy) reports it at once in its last heartbeat (status
- * ShuttingDown; Temporal's worker heartbeats, on in the dev server and in servers that enable them). A
- * poller is gone when the last heartbeat of its identity and build is such a report, sent after the
- * poller's last poll; one that polled since (the same identity started again, often within a second) is
- * not. Heartbeats carry the worker's clock, polls the server's, compared without leeway: a worker clock
- * behind the server's can make a stopped worker count as running until POLLER_LIVENESS_MS (the slower,
- * still truthful answer), while leeway would make a worker restarted within it count as stopped.
- */
-
-/**
  * The build a run is pinned to: an operator's pinned override (a move), else the build that completed its
  * last workflow task. Undefined when neither is known (worker versioning off, or the run has not completed
  * a workflow task yet: it then goes to the deployment's current build).
@@ -59,7 +49,7 @@ export function pinnedBuildOf(
 }
 
 export interface TaskQueueWorkers {
-  /** The builds that polled within POLLER_LIVENESS_MS. */
+  /** The builds with a worker that polled within POLLER_LIVENESS_MS and has not reported stopping since. */
   live: WorkerDeploymentVersion[];
   /** The build new runs go to (the deployment's current version), if the task queue has one. */
   current: WorkerDeploymentVersion | undefined;
@@ -105,8 +95,14 @@ async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
 
 /**
  * The last heartbeat of each worker of the task queue, by identity and build: when, and whether the worker
- * was running or stopping. Empty where the server keeps no worker heartbeats (ListWorkers unimplemented or
- * off): pollers then age out of POLLER_LIVENESS_MS alone.
+ * was running or stopping. A worker that stops gracefully (SIGTERM, a deploy) reports it at once in its last
+ * heartbeat (status ShuttingDown; Temporal's worker heartbeats, on in the dev server and in servers that
+ * enable them), so its poller is gone when that report came after the poller's last poll; one that polled
+ * since (the same identity started again, often within a second) is not. Heartbeats carry the worker's
+ * clock, polls the server's, compared without leeway: a worker clock behind the server's can make a
+ * stopped worker count as running until POLLER_LIVENESS_MS (the slower, still truthful answer), while
+ * leeway would make a worker restarted within it count as stopped. Empty where the server keeps no worker
+ * heartbeats (ListWorkers unimplemented or off): pollers then age out of POLLER_LIVENESS_MS alone.
  */
 async function lastWorkerHeartbeats(
   services: Services,
