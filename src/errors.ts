@@ -127,13 +127,14 @@ export function temporalUnavailable(cause: unknown): AppError {
 const WORKER_RETRY_AFTER_S = 10;
 
 /**
- * 503 `worker_unavailable`: no worker of the build a run needs is running (docs/api.md#when-no-worker-serves-a-run).
- * `message` names the build and says what became of the request; the detail carries the build for programs.
+ * 503 `worker_unavailable`: no worker of the build a run needs is running, or none took the request in
+ * time (docs/api.md#when-no-worker-serves-a-run). `message` names the build and says what became of the
+ * request; the detail carries the build for programs.
  */
 export function workerUnavailable(buildId: string | undefined, message: string): AppError {
   return new AppError(503, 'worker_unavailable', message, {
     details: buildId
-      ? [{ path: '', message: `no worker of build ${buildId} is running`, build_id: buildId }]
+      ? [{ path: '', message: `the request needs a worker of build ${buildId}`, build_id: buildId }]
       : [],
     headers: { 'Retry-After': String(WORKER_RETRY_AFTER_S) },
   });

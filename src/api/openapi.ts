@@ -78,7 +78,9 @@ const WORKER_UNAVAILABLE_EXAMPLE: ErrorExample = {
     "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; " +
     'the request did nothing and will not apply later. Start a worker of that build, or move the run onto a ' +
     'running build (docs/operations.md#a-run-whose-build-has-no-worker).',
-  details: [{ path: '', message: 'no worker of build 1a2b3c4d5e6f is running', build_id: '1a2b3c4d5e6f' }],
+  details: [
+    { path: '', message: 'the request needs a worker of build 1a2b3c4d5e6f', build_id: '1a2b3c4d5e6f' },
+  ],
 };
 
 function errorExample(status: number, route: AnyRoute) {

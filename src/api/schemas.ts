@@ -28,7 +28,7 @@ export const errorBodySchema = z
           }),
           max: z.number().int().optional().meta({ description: 'On a 409 limit_exceeded: its maximum.' }),
           build_id: z.string().optional().meta({
-            description: 'On a 503 worker_unavailable: the worker build no worker of is running.',
+            description: 'On a 503 worker_unavailable: the worker build the request needs.',
           }),
         }),
       ),

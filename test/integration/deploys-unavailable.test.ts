@@ -151,6 +151,27 @@ describe('deploys: no worker of the build a run needs @integration', function ()
       expect(done.status, JSON.stringify(done.error)).to.equal('success');
       expect(stepOf(done, 'review').output).to.include({ decision: 'approved' });
     });
+
+    it('answers 200 for a decision its worker applies late, while a slow step after it holds the task', async () => {
+      await startBuild('build-slow');
+      receiver.replyOnceTo('/slow', { status: 200, body: { ok: true }, delayMs: 7_000 });
+      const workflowId = await createWorkflow(
+        api.api(),
+        definition([
+          { id: 'review', kind: 'approval', name: 'Review', message: 'Go?' },
+          httpStep('call', { method: 'POST', url: `${receiver.url}/slow`, body: {} }),
+        ]),
+      );
+      const id = await trigger(api.api(), workflowId);
+      await waitForExecution(api.api(), id, (e) => e.status === 'waiting');
+
+      // The worker sends the decision's acceptance with the task, once the slow step's first attempt ends.
+      const [res, ms] = await timed(() => api.api().post(`/v1/executions/${id}/steps/review/approve`));
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.output).to.include({ decision: 'approved' });
+      expect(ms, 'past the decision`s own deadline').to.be.at.least(5_000);
+      expect((await waitForExecution(api.api(), id)).status).to.equal('success');
+    });
   });
 
   describe('cancel', () => {

@@ -1028,7 +1028,7 @@ export interface components {
           limit?: string;
           /** @description On a 409 limit_exceeded: its maximum. */
           max?: number;
-          /** @description On a 503 worker_unavailable: the worker build no worker of is running. */
+          /** @description On a 503 worker_unavailable: the worker build the request needs. */
           build_id?: string;
         }[];
       };
@@ -5975,7 +5975,7 @@ export interface operations {
            *         "details": [
            *           {
            *             "path": "",
-           *             "message": "no worker of build 1a2b3c4d5e6f is running",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
            *             "build_id": "1a2b3c4d5e6f"
            *           }
            *         ]
@@ -6306,7 +6306,7 @@ export interface operations {
            *         "details": [
            *           {
            *             "path": "",
-           *             "message": "no worker of build 1a2b3c4d5e6f is running",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
            *             "build_id": "1a2b3c4d5e6f"
            *           }
            *         ]
@@ -6667,7 +6667,7 @@ export interface operations {
            *         "details": [
            *           {
            *             "path": "",
-           *             "message": "no worker of build 1a2b3c4d5e6f is running",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
            *             "build_id": "1a2b3c4d5e6f"
            *           }
            *         ]
@@ -7031,7 +7031,7 @@ export interface operations {
            *         "details": [
            *           {
            *             "path": "",
-           *             "message": "no worker of build 1a2b3c4d5e6f is running",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
            *             "build_id": "1a2b3c4d5e6f"
            *           }
            *         ]
