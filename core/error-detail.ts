@@ -6,4 +6,6 @@ export interface ErrorDetail {
   /** A 409 limit_exceeded: the workspace limit that was reached, and its maximum. */
   limit?: string;
   max?: number;
+  /** A 503 worker_unavailable: the worker build that no worker of is running. */
+  build_id?: string;
 }

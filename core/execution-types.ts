@@ -192,6 +192,12 @@ export interface ApprovalDecisionRequest {
   comment: string | null;
   /** The id of the API key that decided. */
   decided_by: string;
+  /**
+   * Epoch ms after which the workflow refuses this decision (DECISION_TOO_LATE): the API answers the
+   * request by then, so a decision it reported as not applied never applies later (src/executions/decide.ts).
+   * Absent in decisions sent before it existed.
+   */
+  apply_by?: number;
 }
 
 /** The approval step's output once decided. */
@@ -203,6 +209,9 @@ export interface ApprovalDecision {
 }
 
 export const DECIDE_UPDATE = 'decide';
+
+/** ApplicationFailure type of a `decide` Update that reached the workflow after its `apply_by`. */
+export const DECISION_TOO_LATE = 'decision_too_late';
 
 /** ApplicationFailure types (the `code` of step and execution errors) that the API shows as they are. */
 export const STEP_ERROR_CODES = {

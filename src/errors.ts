@@ -36,6 +36,7 @@ export const ERROR_CODES = [
   'internal_error',
   'temporal_unavailable',
   'database_unavailable',
+  'worker_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -117,4 +118,24 @@ export function temporalUnavailable(cause: unknown): AppError {
       headers: { 'Retry-After': '1' },
     },
   );
+}
+
+/**
+ * Seconds a client waits before asking again when no worker serves a run: starting a worker takes an
+ * operator, so asking again at once only adds load.
+ */
+const WORKER_RETRY_AFTER_S = 10;
+
+/**
+ * 503 `worker_unavailable`: no worker of the build a run needs is running, or none took the request in
+ * time (docs/api.md#when-no-worker-serves-a-run). `message` names the build and says what became of the
+ * request; the detail carries the build for programs.
+ */
+export function workerUnavailable(buildId: string | undefined, message: string): AppError {
+  return new AppError(503, 'worker_unavailable', message, {
+    details: buildId
+      ? [{ path: '', message: `the request needs a worker of build ${buildId}`, build_id: buildId }]
+      : [],
+    headers: { 'Retry-After': String(WORKER_RETRY_AFTER_S) },
+  });
 }

@@ -63,6 +63,7 @@ function decisionRoute(decision: 'approve' | 'reject'): AnyRoute {
       },
     },
     errors: [404, 409],
+    needsWorker: true,
     handler: async ({ services, auth, params, body }) => ({
       status: 200,
       body: await decideApproval(services, {
@@ -153,6 +154,7 @@ export function executionRoutes(): AnyRoute[] {
       },
       errors: [404, 409, 413],
       semanticErrors: [RETRY_INPUT],
+      needsWorker: true,
       handler: async ({ services, auth, params, body }) => {
         const { retriedFromStep } = await retryExecution(services, {
           workspaceId: auth.workspaceId,
@@ -183,6 +185,7 @@ export function executionRoutes(): AnyRoute[] {
         },
       },
       errors: [404, 409],
+      needsWorker: true,
       handler: async ({ services, auth, params }) => {
         await cancelExecution(services, auth.workspaceId, params.id);
         return { status: 202, body: { status: 'accepted', execution_id: params.id } };

@@ -2,7 +2,7 @@
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import { z } from 'zod';
 import { EVENT_KINDS, type EventKind } from '../../core/event-types';
-import type { AnyRoute } from './route';
+import type { AnyRoute, ErrorExample } from './route';
 import type { ErrorCode } from '../errors';
 import { errorBodySchema, eventPayloadExample, eventPayloadSchema } from './schemas';
 import type { SemanticError } from './semantic-errors';
@@ -67,9 +67,27 @@ const ERROR_EXAMPLES: Record<number, [ErrorCode, string]> = {
   503: ['temporal_unavailable', 'Temporal is unavailable; the request did nothing. Retry shortly.'],
 };
 
+/** The 503 of an endpoint that needs a worker of the run's build (route.ts `needsWorker`). */
+const WORKER_UNAVAILABLE_PROSE =
+  '. Also `worker_unavailable` when no worker of the build the run needs is running: the message names the ' +
+  'build, `details[0].build_id` carries it, and the request did nothing (a decision or a cancellation is ' +
+  'not applied later when a worker of that build returns)';
+const WORKER_UNAVAILABLE_EXAMPLE: ErrorExample = {
+  code: 'worker_unavailable',
+  message:
+    "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; " +
+    'the request did nothing and will not apply later. Start a worker of that build, or move the run onto a ' +
+    'running build (docs/operations.md#a-run-whose-build-has-no-worker).',
+  details: [
+    { path: '', message: 'the request needs a worker of build 1a2b3c4d5e6f', build_id: '1a2b3c4d5e6f' },
+  ],
+};
+
 function errorExample(status: number, route: AnyRoute) {
   const [code, message] = ERROR_EXAMPLES[status] ?? ['invalid_request', 'The request is invalid.'];
-  const own = route.errorExamples?.[status];
+  const own =
+    route.errorExamples?.[status] ??
+    (status === 503 && route.needsWorker ? WORKER_UNAVAILABLE_EXAMPLE : undefined);
   return {
     error: {
       code: own?.code ?? code,
@@ -195,7 +213,10 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
     for (const status of [...errors].sort()) {
       const semantic = status === 400 ? (route.semanticErrors ?? []) : [];
       responses[String(status)] = {
-        description: (STATUS_TEXT[status] ?? 'Error') + semanticProse(semantic),
+        description:
+          (STATUS_TEXT[status] ?? 'Error') +
+          semanticProse(semantic) +
+          (status === 503 && route.needsWorker ? WORKER_UNAVAILABLE_PROSE : ''),
         ...(semantic.length > 0 ? { 'x-semantic-errors': semantic.map(semanticEntry) } : {}),
         headers: {
           ...requestIdHeader,

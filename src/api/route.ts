@@ -99,6 +99,11 @@ export interface RouteDefinition<
   errorExamples?: Record<number, ErrorExample>;
   /** The 400s it answers to requests its schemas allow (semantic-errors.ts), listed in its 400 response. */
   semanticErrors?: SemanticError[];
+  /**
+   * The endpoint acts on a run through the run's workers (approve, reject, cancel, retry), so it also
+   * answers 503 `worker_unavailable`, which its 503 response describes (docs/api.md#when-no-worker-serves-a-run).
+   */
+  needsWorker?: boolean;
   handler: (ctx: RouteContext<Infer<P>, Infer<Q>, Infer<B>>) => Promise<RouteResult>;
 }
 

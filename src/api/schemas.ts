@@ -27,6 +27,9 @@ export const errorBodySchema = z
               'On a 409 limit_exceeded: the workspace limit reached (`workflows`, `secrets`, ...).',
           }),
           max: z.number().int().optional().meta({ description: 'On a 409 limit_exceeded: its maximum.' }),
+          build_id: z.string().optional().meta({
+            description: 'On a 503 worker_unavailable: the worker build the request needs.',
+          }),
         }),
       ),
     }),

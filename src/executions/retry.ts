@@ -7,15 +7,17 @@
  * A new run rather than a Temporal reset: the retry never replays the failed run's history, so it works
  * whatever workflow code is deployed since (docs/operations.md#deploys-worker-builds-and-versioning), and the
  * new run is an ordinary run, replayable on its own. One retry per failed run: concurrent requests share the
- * first one's.
+ * first one's. The new run goes to the deployment's current build; while no worker of it runs, the retry
+ * answers 503 `worker_unavailable` and starts nothing (src/temporal/worker-presence.ts).
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { AppError, invalidRequest } from '../errors';
+import { AppError, invalidRequest, workerUnavailable } from '../errors';
 import type { Services } from '../services';
 import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
 import { callTemporal } from '../temporal/errors';
 import { decodeHistory, firstPayload, mapExecution } from '../temporal/history-mapper';
+import { buildWithoutWorker } from '../temporal/worker-presence';
 import {
   EXECUTION_WORKFLOW_TYPE,
   type ExecutionInput,
@@ -99,6 +101,17 @@ export async function retryExecution(
       'payload_too_large',
       `This execution cannot be retried: the steps before "${step}" recorded ${(inputBytes / 1048576).toFixed(1)} MB, ` +
         `and a new run carries them in its input, which Temporal limits to 2 MB. Start a new execution instead.`,
+    );
+  }
+
+  // A new run: it goes where new runs go, not to the failed run's build.
+  const absent = await buildWithoutWorker(services);
+  if (absent) {
+    throw workerUnavailable(
+      absent.buildId,
+      `No worker of build ${absent.buildId}, where new runs go, is running to retry execution ` +
+        `'${request.executionId}'; the request did nothing. Start a worker of that build, or make a ` +
+        'running build current (docs/operations.md#a-run-whose-build-has-no-worker).',
     );
   }
 

@@ -42,6 +42,7 @@ import type { Activities } from '../activities';
 import type { Step } from '../../core/definitions/schema';
 import {
   DECIDE_UPDATE,
+  DECISION_TOO_LATE,
   STEP_ERROR_CODES,
   type AiRequestSpec,
   type ApprovalDecision,
@@ -146,6 +147,15 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     },
     {
       validator: (request: ApprovalDecisionRequest) => {
+        // Workflow time is when this workflow task started, on Temporal's clock. Validators run only when an
+        // Update arrives, never in a replay, so this check leaves old histories replaying as they did.
+        if (request.apply_by !== undefined && Date.now() > request.apply_by) {
+          throw ApplicationFailure.create({
+            type: DECISION_TOO_LATE,
+            message: `The decision on step "${request.step}" arrived after ${new Date(request.apply_by).toISOString()}, when its request was answered.`,
+            nonRetryable: true,
+          });
+        }
         if (run.waitingFor !== request.step || run.decision !== undefined) {
           throw ApplicationFailure.create({
             type: STEP_ERROR_CODES.stepNotWaiting,

@@ -1,6 +1,7 @@
 /**
  * A fetch that retries answers the service gives when a request did nothing: 429 `rate_limited` and 503
- * (`temporal_unavailable`, `database_unavailable`). It waits what `Retry-After` says, else an exponential
+ * (`temporal_unavailable`, `database_unavailable`, `worker_unavailable`). It waits what `Retry-After` says
+ * (10 s for `worker_unavailable`: a worker takes an operator to start), else an exponential
  * backoff with jitter, and gives up (returning the last answer) after `maxRetries` retries or when the
  * wait asked for is longer than `maxDelayMs`.
  */

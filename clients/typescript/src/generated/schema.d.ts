@@ -1011,7 +1011,8 @@ export interface components {
           | 'rate_limited'
           | 'internal_error'
           | 'temporal_unavailable'
-          | 'database_unavailable';
+          | 'database_unavailable'
+          | 'worker_unavailable';
         /** @description For people; may change, never parse it. */
         message: string;
         /**
@@ -1027,6 +1028,8 @@ export interface components {
           limit?: string;
           /** @description On a 409 limit_exceeded: its maximum. */
           max?: number;
+          /** @description On a 503 worker_unavailable: the worker build the request needs. */
+          build_id?: string;
         }[];
       };
     };
@@ -5978,7 +5981,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing. Also `worker_unavailable` when no worker of the build the run needs is running: the message names the build, `details[0].build_id` carries it, and the request did nothing (a decision or a cancellation is not applied later when a worker of that build returns) */
       503: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -5997,10 +6000,16 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "temporal_unavailable",
-           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "code": "worker_unavailable",
+           *         "message": "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; the request did nothing and will not apply later. Start a worker of that build, or move the run onto a running build (docs/operations.md#a-run-whose-build-has-no-worker).",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
+           *             "build_id": "1a2b3c4d5e6f"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -6303,7 +6312,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing. Also `worker_unavailable` when no worker of the build the run needs is running: the message names the build, `details[0].build_id` carries it, and the request did nothing (a decision or a cancellation is not applied later when a worker of that build returns) */
       503: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -6322,10 +6331,16 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "temporal_unavailable",
-           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "code": "worker_unavailable",
+           *         "message": "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; the request did nothing and will not apply later. Start a worker of that build, or move the run onto a running build (docs/operations.md#a-run-whose-build-has-no-worker).",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
+           *             "build_id": "1a2b3c4d5e6f"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -6658,7 +6673,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing. Also `worker_unavailable` when no worker of the build the run needs is running: the message names the build, `details[0].build_id` carries it, and the request did nothing (a decision or a cancellation is not applied later when a worker of that build returns) */
       503: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -6677,10 +6692,16 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "temporal_unavailable",
-           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "code": "worker_unavailable",
+           *         "message": "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; the request did nothing and will not apply later. Start a worker of that build, or move the run onto a running build (docs/operations.md#a-run-whose-build-has-no-worker).",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
+           *             "build_id": "1a2b3c4d5e6f"
+           *           }
+           *         ]
            *       }
            *     }
            */
@@ -7016,7 +7037,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing. Also `worker_unavailable` when no worker of the build the run needs is running: the message names the build, `details[0].build_id` carries it, and the request did nothing (a decision or a cancellation is not applied later when a worker of that build returns) */
       503: {
         headers: {
           /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
@@ -7035,10 +7056,16 @@ export interface operations {
           /**
            * @example {
            *       "error": {
-           *         "code": "temporal_unavailable",
-           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "code": "worker_unavailable",
+           *         "message": "No worker of build 1a2b3c4d5e6f is running to apply this decision to execution 'ex_7kQ2mX9vLp4RtY8wZc3NbF6d'; the request did nothing and will not apply later. Start a worker of that build, or move the run onto a running build (docs/operations.md#a-run-whose-build-has-no-worker).",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
-           *         "details": []
+           *         "details": [
+           *           {
+           *             "path": "",
+           *             "message": "the request needs a worker of build 1a2b3c4d5e6f",
+           *             "build_id": "1a2b3c4d5e6f"
+           *           }
+           *         ]
            *       }
            *     }
            */
