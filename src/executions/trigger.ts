@@ -12,7 +12,8 @@ import { SchemaError } from '../../core/definitions/input-schema';
 import type { Definition, TriggerType } from '../../core/definitions/schema';
 import { claimIdempotencyKey } from '../store/idempotency';
 import type { WorkflowVersionRecord } from '../store/workflows';
-import { callTemporal } from '../temporal/errors';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import { callTemporal, grpcCodeOf } from '../temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import {
   TRIGGER_ATTRIBUTE,
@@ -159,9 +160,11 @@ export async function startExecutionWorkflow(
     if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
     // A start whose answer did not come in time may still have been done (a loaded server answers late):
     // then the trigger did start the execution, and saying "did nothing" would be false.
+    // (Not when Temporal could not be reached at all: then it did nothing.)
     if (
       error instanceof AppError &&
       error.code === 'temporal_unavailable' &&
+      grpcCodeOf(error.cause) !== grpcStatus.UNAVAILABLE &&
       (await exists(services, executionId))
     )
       return true;
@@ -169,18 +172,29 @@ export async function startExecutionWorkflow(
   }
 }
 
-/** Whether Temporal has the execution (false when it does not, or cannot say quickly). */
+/**
+ * Whether Temporal has the execution: false when it does not, or cannot say within
+ * STARTED_CHECK_TIMEOUT_MS (a hard bound: a client reconnecting to a server that is down may take longer
+ * than a call's deadline to give up).
+ */
 async function exists(services: Services, executionId: string): Promise<boolean> {
   const { client, connection } = services.temporal;
+  let timer: NodeJS.Timeout | undefined;
+  const giveUp = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), STARTED_CHECK_TIMEOUT_MS);
+  });
+  const check = callTemporal(
+    connection,
+    () => client.workflow.getHandle(executionId).describe(),
+    STARTED_CHECK_TIMEOUT_MS,
+  ).then(
+    () => true,
+    () => false,
+  );
   try {
-    await callTemporal(
-      connection,
-      () => client.workflow.getHandle(executionId).describe(),
-      STARTED_CHECK_TIMEOUT_MS,
-    );
-    return true;
-  } catch {
-    return false;
+    return await Promise.race([check, giveUp]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
