@@ -40,7 +40,10 @@ describe('logs: format', () => {
     const { log, lines } = capture('json', false);
     log.warn({ error: new Error('boom') }, 'Workflow failed');
     // Workflow code runs in a vm context: its errors are not instances of this realm's Error.
-    log.warn({ error: vm.runInNewContext('new TypeError("from the sandbox")') as unknown }, 'Workflow failed');
+    log.warn(
+      { error: vm.runInNewContext('new TypeError("from the sandbox")') as unknown },
+      'Workflow failed',
+    );
     await new Promise((resolve) => setImmediate(resolve));
     const errors = lines().map((line) => (JSON.parse(line) as { error: Record<string, unknown> }).error);
     expect(errors[0]).to.include({ type: 'Error', message: 'boom' });
