@@ -13,6 +13,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
+import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import type { Logger } from '../src/logger';
 import { pinnedElsewhereQuery, pinRun, setVersioningOverride } from '../src/temporal/worker-deployment';
 import { metricsSinks } from './telemetry';
@@ -85,7 +86,27 @@ export async function moveRuns(request: MoveRequest): Promise<MoveOutcome[]> {
     }
   };
   const options = replayOptions(request);
-  for await (const result of Worker.runReplayHistories(options, histories())) {
+  const hooksBefore = globalHandlers.installed;
+  try {
+    await replayAndMove(request, options, histories(), checked, report);
+  } finally {
+    // A replay runs workflow code in this thread, and the SDK then installs a V8 promise hook and a
+    // stack-trace hook for the whole thread and never removes them (it expects replays in tests or in
+    // worker threads). Left in a service process, the hook slowed every promise: JSONata-heavy steps
+    // ran several times slower after one replay (docs/benchmarks.md). Removed unless they were there.
+    if (!hooksBefore && globalHandlers.installed) globalHandlers.uninstall();
+  }
+  return outcomes;
+}
+
+async function replayAndMove(
+  request: MoveRequest,
+  options: ReplayWorkerOptions,
+  histories: AsyncIterable<{ workflowId: string; history: History }>,
+  checked: Map<string, Checked>,
+  report: (outcome: MoveOutcome) => void,
+): Promise<void> {
+  for await (const result of Worker.runReplayHistories(options, histories)) {
     const entry = checked.get(result.runId);
     if (!entry) throw new Error(`Replay answered for run ${result.runId}, which was not asked for`);
     const { run, fromBuild } = entry;
@@ -97,7 +118,6 @@ export async function moveRuns(request: MoveRequest): Promise<MoveOutcome[]> {
       report(await pinAndConfirm(request, options, entry));
     }
   }
-  return outcomes;
 }
 
 /** Pins the run to the target, then makes sure no event its old build added since the check breaks it. */
@@ -156,11 +176,12 @@ export interface AdoptionRequest {
 export async function adoptReplayableRuns(request: AdoptionRequest): Promise<MoveOutcome[]> {
   const { client, version, logger } = request;
   const query = pinnedElsewhereQuery(request.taskQueue, version);
-  const runs = async function* () {
-    for await (const run of client.workflow.list({ query }))
-      yield { workflowId: run.workflowId, runId: run.runId };
-  };
-  const outcomes = await moveRuns({ ...request, target: version, runs: runs() });
+  const runs: RunToMove[] = [];
+  for await (const run of client.workflow.list({ query }))
+    runs.push({ workflowId: run.workflowId, runId: run.runId });
+  // Most starts have nothing to move: no replay worker is started for nothing.
+  if (runs.length === 0) return [];
+  const outcomes = await moveRuns({ ...request, target: version, runs });
   const fields = { deployment: version.deploymentName, buildId: version.buildId };
   const moved = outcomes.filter((o) => o.result === 'moved');
   const kept = outcomes.filter((o) => o.result === 'kept');

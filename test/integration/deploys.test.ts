@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
+import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { expect } from 'chai';
 import { projectRoot } from '../../src/paths';
 import type { Runtime } from '../../src/runtime';
@@ -208,9 +209,12 @@ describe('deploys: worker versioning @integration', function () {
       expect(await overrideOf(api, waiting), 'not moved').to.equal(undefined);
 
       // A compatible build (the same code under a new id) takes it.
+      // A replay in this thread installs the SDK's promise hook; the move must not leave it behind.
+      if (globalHandlers.installed) globalHandlers.uninstall();
       const compatible = await startWorker(api.config, { rollout: 'replace', buildId: 'build-3' });
       workers.push(compatible);
       const moved = await compatible.runsAdopted!;
+      expect(globalHandlers.installed, 'the replay`s global hooks are removed').to.equal(false);
       expect(moved.map((o) => [o.workflowId, o.result, o.fromBuild])).to.deep.equal([
         [waiting, 'moved', 'build-1'],
       ]);
