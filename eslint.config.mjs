@@ -37,7 +37,7 @@ export default tseslint.config(
       // Route handlers and cleanups are async by contract, whether or not they await.
       '@typescript-eslint/require-await': 'off',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // Dependencies run one way (DESIGN.md, docs/development.md#code-layout): API and worker build on core/.
+      // Dependencies run one way (docs/development.md#code-layout): API and worker build on core/.
       'import-x/no-restricted-paths': [
         'error',
         {

@@ -227,7 +227,7 @@ const ONBOARD_LABELS = {
   hook_encrypted: 'Onboard (signed hook), PGlite, step data encrypted',
   trigger_pglite: 'Onboard through the trigger endpoint, PGlite',
   hook_postgres: 'Onboard (signed hook), PostgreSQL server',
-  before: 'Onboard (signed hook), PGlite, before issue 9',
+  before: 'Onboard (signed hook), PGlite, an earlier build (BENCH_ONBOARD_BEFORE)',
 } as const;
 
 /** The onboard scenario: each variant and concurrency beside the floor's phase at the same concurrency. */

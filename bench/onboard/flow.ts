@@ -1,5 +1,5 @@
 /**
- * The flow users compare with n8n (issue 9): a signed inbound hook → a `rules` step (enterprise plans
+ * The flow users compare with n8n: a signed inbound hook → a `rules` step (enterprise plans
  * get the gold tier) → a `connector` step POSTing the customer and tier to a receiver.
  */
 import type { Definition } from '../../core/definitions/schema';

@@ -1,5 +1,5 @@
 /**
- * The console's run page with 200 steps (issue 12: "opens in under a second"): a finished execution of
+ * The console's run page with 200 steps (the goal: it opens in under a second): a finished execution of
  * 200 rules steps, opened in headless Chromium (the machine's, as the browser tests use it) from a
  * signed-in session, timed from the navigation's start until all its step rows are on the page. Cold is
  * the first load (nothing cached); warm loads reuse the cached assets, as a person moving between runs

@@ -1,5 +1,5 @@
 /**
- * `fairness` (issue 23): one workspace's flood of slow runs must not hold up another workspace's run.
+ * `fairness`: one workspace's flood of slow runs must not hold up another workspace's run.
  * Workspace B runs a one-connector-step workflow against a receiver that answers at once, one run at a
  * time: first on a quiet service (its idle latency), then while workspace A floods the service with
  * BENCH_FAIRNESS_FLOOD (2,000) runs of a one-connector-step workflow whose receiver answers after

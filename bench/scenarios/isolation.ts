@@ -1,5 +1,5 @@
 /**
- * `isolation` (issue 14): how promptly a normal run completes while costly definitions run beside it.
+ * `isolation`: how promptly a normal run completes while costly definitions run beside it.
  * A one-step rules workflow is run one at a time (trigger accepted → run closed, from Temporal), first
  * on a quiet service, then while twenty runs of an endless JSONata loop (each stopped by its step budget)
  * are kept in flight — re-triggered as they end. Sizes: BENCH_ISOLATION_RUNS (30), BENCH_ISOLATION_LOOPS (20).

@@ -1,5 +1,5 @@
 /**
- * `onboard` (issue 9): the flow users compare with n8n — a signed hook → rules → HTTP call — against the
+ * `onboard`: the flow users compare with n8n — a signed hook → rules → HTTP call — against the
  * service as `npm start` runs it, each variant on a stack of its own (bench/onboard/service.ts):
  *
  * - `hook_pglite`: signed POST /v1/hooks/onboard, embedded PGlite (what a newcomer runs);

@@ -1,5 +1,5 @@
 /**
- * Runs that crash the worker (issue 14's poison pill). A worker process that dies in the middle of a
+ * Runs that crash the worker (poison pills: docs/operations.md#a-run-that-crashes-the-worker). A worker process that dies in the middle of a
  * workflow task never answers it; Temporal times the task out and hands it out again, to the restarted
  * worker, which dies again — for ever. Temporal counts the attempts of a run's pending workflow task,
  * and past a number of consecutive failures or timeouts

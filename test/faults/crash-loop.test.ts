@@ -1,12 +1,13 @@
 /**
- * Fault (issue 14's poison pill): a run whose workflow task crashes the worker process. The embedded
+ * Fault (a poison pill, docs/operations.md#a-run-that-crashes-the-worker): a run whose workflow task crashes the worker process. The embedded
  * setup's supervisor (src/supervisor.ts, what `npm start` runs) restarts the service process with a
  * growing delay; Temporal hands the task out again and it crashes the new worker too; at the start where
  * the task reached CRASH_LOOP_ATTEMPTS, the worker terminates the run (src/temporal/crash-loop.ts) and
  * goes on serving every other run.
  *
  * The crash is real: test workflow code (support/crash-interceptor.ts, bundled only here) makes the
- * worker abort the way issue 14's expressions did.
+ * worker abort the way expressions once did when they ran in workflow code (a workflow task past the
+ * SDK's isolate time limit).
  *
  * A bystander run is in the middle of a slow connector call (its workflow task open while the step local
  * activity runs) each time the poison run takes the process down: its task times out with the poison's,

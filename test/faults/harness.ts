@@ -201,7 +201,7 @@ export async function expectEventsDelivered(
   }
 }
 
-/** One line per scenario with its counts, for the run's log (and the issue's closing note). */
+/** One line per scenario with its counts, for the run's log. */
 export function reportScenario(name: string, counts: Record<string, unknown>): void {
   process.stdout.write(`      [${name}] ${JSON.stringify(counts)}\n`);
 }

@@ -148,7 +148,7 @@ describe('hostile definitions @integration', function () {
     });
   });
 
-  describe('many hostile runs at once (issue 14: no definition can abort or starve the worker)', () => {
+  describe('many hostile runs at once (no definition can abort or starve the worker)', () => {
     /** Every way above to make an evaluation expensive, each in an `if`. */
     const HOSTILE = [
       ENDLESS_LOOP,

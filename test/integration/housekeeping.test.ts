@@ -1,6 +1,6 @@
 /**
- * Housekeeping (issue 10, point 5): a Temporal Schedule per task queue runs a job that deletes trigger
- * idempotency keys past their 24 hours (docs/api.md#idempotency) and finished webhook deliveries past
+ * Housekeeping (docs/operations.md#data-retention): a Temporal Schedule per task queue runs a job that
+ * deletes trigger idempotency keys past their 24 hours (docs/api.md#idempotency) and finished webhook deliveries past
  * DELIVERY_LOG_RETENTION_DAYS, with their attempts. Rows are aged by writing their timestamps directly.
  */
 import { expect } from 'chai';

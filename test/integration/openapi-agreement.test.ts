@@ -1,5 +1,5 @@
 /**
- * Where the OpenAPI document and the service must say the same (issue 11 point 3): the header-size
+ * Where the OpenAPI document and the service must say the same (docs/api.md): the header-size
  * limit answers the error body, cursors and webhook URLs are described as the service accepts them,
  * a rules step may be a constant, and JSONata's semantic check is stated in the schema.
  */

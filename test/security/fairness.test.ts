@@ -1,5 +1,5 @@
 /**
- * Fair sharing of workers (issue 23, docs/operations.md#fair-sharing-of-workers): a workspace that floods
+ * Fair sharing of workers (docs/operations.md#fair-sharing-of-workers): a workspace that floods
  * the service with runs whose connector answers slowly does not hold up another workspace's run. The
  * `fairness` benchmark scenario (bench/scenarios/fairness.ts) with a smaller flood: workspace A triggers
  * FAIRNESS_FLOOD (200) runs whose receiver answers after 10 s, while workspace B's one-step runs go one

@@ -1,5 +1,5 @@
 /**
- * The console's budget (issue 12): what the browser loads first — index.html's scripts, module preloads
+ * The console's budget (docs/console.md): what the browser loads first — index.html's scripts, module preloads
  * and stylesheets — is at most 250 KB gzipped. Reads the build `npm run build` wrote (dist/console).
  */
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document gives tools what they need (issue 11 point 3): an example for every request body
+ * The OpenAPI document gives tools what they need (code generators, Schemathesis): an example for every request body
  * and every success response, each one valid for the schema that validates or describes it, and the
  * outbound events under the OpenAPI 3.1 `webhooks` object. Built in-process, as GET /v1/openapi.json
  * serves it.
@@ -108,7 +108,7 @@ describe('OpenAPI document examples and webhooks', () => {
     });
   });
 
-  describe('semantic 400s (issue 23 point 7)', () => {
+  describe('semantic 400s (x-semantic-errors)', () => {
     const semantic = (op: Json): Json[] => op.responses?.['400']?.['x-semantic-errors'] ?? [];
 
     it('gives no cursor parameter an example: no fixed cursor is valid for every caller', () => {

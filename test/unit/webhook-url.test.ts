@@ -1,5 +1,5 @@
 /**
- * Webhook registration accepts the document's own example URL (issue 23 point 7): its host is a name
+ * Webhook registration accepts the document's own example URL (the conformance run of test/support/schemathesis): its host is a name
  * reserved for documentation (RFC 2606, RFC 6761), accepted even where it does not resolve (offline, or
  * under `.example`, which never resolves). Every other name must still resolve, to public addresses only.
  */

@@ -2,8 +2,8 @@
  * The `run_steps` local activity: runs a batch of consecutive steps (see batchFrom in the workflow) and
  * records what each did. Every expression of a definition (`if`, rules, templates) is evaluated here, on the
  * worker's main thread, never in workflow code: the workflow sandbox costs 100 µs or more per JSONata step,
- * and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process (issue 14;
- * docs/operations.md#architecture says why). Here, evaluation is bounded by deterministic step and work
+ * and a workflow task that outruns the SDK's isolate time limit can abort the whole worker process
+ * (docs/operations.md#architecture says why). Here, evaluation is bounded by deterministic step and work
  * budgets, backed by a time limit, and pauses every few thousand steps so that other runs go on
  * meanwhile.
  *
