@@ -76,7 +76,8 @@ export async function moveRuns(request: MoveRequest): Promise<MoveOutcome[]> {
       const fromBuild =
         override?.pinned?.version?.buildId ?? versioning?.deploymentVersion?.buildId ?? undefined;
       const history = await request.client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      checked.set(run.runId, {
+      // By workflow id: a replay names the run as the history does, and an execution has one open run.
+      checked.set(run.workflowId, {
         run,
         fromBuild,
         previousOverride: override,
@@ -107,8 +108,8 @@ async function replayAndMove(
   report: (outcome: MoveOutcome) => void,
 ): Promise<void> {
   for await (const result of Worker.runReplayHistories(options, histories)) {
-    const entry = checked.get(result.runId);
-    if (!entry) throw new Error(`Replay answered for run ${result.runId}, which was not asked for`);
+    const entry = checked.get(result.workflowId);
+    if (!entry) throw new Error(`Replay answered for ${result.workflowId}, which was not asked for`);
     const { run, fromBuild } = entry;
     if (result.error) {
       report({ ...run, fromBuild, result: 'kept', reason: firstLine(result.error) });
