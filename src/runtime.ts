@@ -230,7 +230,9 @@ export async function startRuntime({
         const current = await rollOutWorkerVersion(temporal.client, config.workerVersioning, version, logger);
         if (current && config.workerVersioning.rollout === 'replace') {
           // In the background: replaying many waiting runs takes a while, and the worker serves meanwhile.
+          const stopping = new AbortController();
           runsAdopted = adoptReplayableRuns({
+            signal: stopping.signal,
             client: temporal.client,
             taskQueue: config.temporal.taskQueue,
             version,
@@ -248,7 +250,12 @@ export async function startRuntime({
             return [];
           });
           const adoption = runsAdopted;
-          cleanups.push(() => adoption.then(() => undefined));
+          // A stop does not wait for the rest of a long move: the run being checked finishes, the others
+          // stay where they are for the next start.
+          cleanups.push(() => {
+            stopping.abort();
+            return adoption.then(() => undefined);
+          });
         }
       }
       logger.info(

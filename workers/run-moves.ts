@@ -50,6 +50,8 @@ export interface MoveRequest {
   dryRun?: boolean;
   /** Told about each run as soon as it is decided (progress). */
   onOutcome?: (outcome: MoveOutcome) => void;
+  /** Stops before the next run once aborted (the worker is stopping); the runs decided so far stand. */
+  signal?: AbortSignal;
 }
 
 interface Checked {
@@ -70,6 +72,7 @@ export async function moveRuns(request: MoveRequest): Promise<MoveOutcome[]> {
   };
   const histories = async function* () {
     for await (const run of request.runs) {
+      if (request.signal?.aborted) return;
       const description = await request.client.workflow.getHandle(run.workflowId, run.runId).describe();
       const versioning = description.raw.workflowExecutionInfo?.versioningInfo;
       const override = versioning?.versioningOverride ?? null;
@@ -86,6 +89,7 @@ export async function moveRuns(request: MoveRequest): Promise<MoveOutcome[]> {
       yield { workflowId: run.workflowId, history };
     }
   };
+  if (request.signal?.aborted) return outcomes;
   const options = replayOptions(request);
   const hooksBefore = globalHandlers.installed;
   try {
@@ -162,6 +166,8 @@ function firstLine(error: unknown): string {
 
 export interface AdoptionRequest {
   client: Client;
+  /** The worker is stopping: no further run is checked. */
+  signal?: AbortSignal;
   taskQueue: string;
   version: WorkerDeploymentVersion;
   bundle: WorkflowBundleOption;
