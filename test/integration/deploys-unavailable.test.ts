@@ -11,9 +11,8 @@ import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'chai';
-import type { Config, WorkerVersioning } from '../../src/config';
 import { projectRoot } from '../../src/paths';
-import { startRuntime, type Runtime } from '../../src/runtime';
+import type { Runtime } from '../../src/runtime';
 import { loadOrCreateSecretsKey } from '../../src/secrets/cipher';
 import { buildWithoutWorker } from '../../src/temporal/worker-presence';
 import { DECIDE_UPDATE, DECISION_TOO_LATE, type ApprovalDecisionRequest } from '../../core/execution-types';
@@ -29,7 +28,8 @@ import {
   waitForExecution,
 } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
-import { startTestService, tempDir, testLogger, type TestService } from '../support/stack';
+import { startWorkerOfBuild as startWorker } from '../support/worker-builds';
+import { startTestService, tempDir, type TestService } from '../support/stack';
 import { sleep, waitFor } from '../support/wait';
 
 const APPROVAL_STEPS = [
@@ -40,16 +40,6 @@ const APPROVAL_STEPS = [
 
 /** Far below the 5 s a Temporal call may take: the answer comes from the task queue's pollers alone. */
 const PROMPT_MS = 2_000;
-
-/** A worker process of the service's task queue and database, of the given build. */
-function startWorker(base: Config, versioning: Partial<WorkerVersioning>): Promise<Runtime> {
-  return startRuntime({
-    config: { ...base, workerVersioning: { ...base.workerVersioning!, ...versioning } },
-    logger: testLogger,
-    api: false,
-    worker: true,
-  });
-}
 
 describe('deploys: no worker of the build a run needs @integration', function () {
   this.timeout(120_000);
