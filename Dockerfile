@@ -1,6 +1,6 @@
 # Production image of Switchyard: one image, two processes.
-#   API (default command): node dist/src/api-main.js
-#   worker:                node dist/workers/main.js
+#   API (default command): node dist/processes/api-main.js
+#   worker:                node dist/processes/worker-main.js
 # Both need DATABASE_URL and TEMPORAL_ADDRESS; docker-compose.yml shows the whole stack.
 #
 # Debian (glibc), not Alpine: @temporalio/core-bridge ships its native module prebuilt for
@@ -18,8 +18,10 @@ COPY tsconfig.json ./
 COPY clients ./clients
 COPY scripts ./scripts
 COPY core ./core
+COPY platform ./platform
 COPY src ./src
 COPY workers ./workers
+COPY processes ./processes
 COPY console ./console
 RUN npm run build
 
@@ -46,8 +48,11 @@ WORKDIR /app
 COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY migrations ./migrations
+COPY --from=build /app/dist/core ./dist/core
+COPY --from=build /app/dist/platform ./dist/platform
 COPY --from=build /app/dist/src ./dist/src
 COPY --from=build /app/dist/workers ./dist/workers
+COPY --from=build /app/dist/processes ./dist/processes
 COPY --from=build /app/dist/workflow-bundle.js ./dist/workflow-bundle.js
 # The web console's files (Vite's build), served by the API at /.
 COPY --from=build /app/dist/console ./dist/console
@@ -58,4 +63,4 @@ USER node
 EXPOSE 3000
 # No HEALTHCHECK here: the worker runs this image too and serves no HTTP; docker-compose.yml gives
 # the API its /readyz check.
-CMD ["node", "dist/src/api-main.js"]
+CMD ["node", "dist/processes/api-main.js"]

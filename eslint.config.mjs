@@ -37,7 +37,8 @@ export default tseslint.config(
       // Route handlers and cleanups are async by contract, whether or not they await.
       '@typescript-eslint/require-await': 'off',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // Dependencies run one way (docs/development.md#code-layout): API and worker build on core/.
+      // Dependencies run one way, floor by floor (ARCHITECTURE.md): core ← platform ← {src (the API),
+      // workers} ← processes. Each zone names the floors a folder must not import.
       'import-x/no-restricted-paths': [
         'error',
         {
@@ -45,33 +46,46 @@ export default tseslint.config(
           zones: [
             {
               target: './core',
-              from: ['./src', './workers', './test', './bench', './scripts'],
-              message: 'core/ is what the API and the worker build on: it imports neither.',
+              from: ['./platform', './src', './workers', './processes', './test', './bench', './scripts'],
+              message: 'core/ is the ground floor (pure: no I/O): it imports nothing of ours.',
+            },
+            {
+              target: './platform',
+              from: ['./src', './workers', './processes', './test', './bench', './scripts'],
+              message:
+                'platform/ builds on core/ only: the API and the worker share it, so it imports neither.',
+            },
+            {
+              target: './src',
+              from: ['./workers', './processes'],
+              message:
+                'The API (src/) builds on platform/ and core/: it never imports the worker, and only processes/ starts both.',
+            },
+            {
+              target: './workers',
+              from: ['./src', './processes'],
+              message:
+                'The worker builds on platform/ and core/: it never imports the API, and only processes/ starts both.',
             },
             {
               target: './workers/workflows',
-              from: ['./src', './workers/worker.ts', './workers/main.ts'],
+              from: ['./platform', './workers/worker.ts', './workers/run-moves.ts', './workers/telemetry.ts'],
               message: 'Workflow code imports core/ and @temporalio/workflow only (and types of activities).',
             },
             {
-              target: './workers/activities',
-              from: './src',
-              except: ['./store', './net', './secrets', './webhooks', './observability', './compute'],
-              message:
-                'Activities use only the platform parts of src/: the database through src/store, the network through src/net, threads through src/compute.',
-            },
-            {
               target: './console',
-              from: ['./src', './workers', './core', './test', './bench', './scripts'],
+              from: [
+                './core',
+                './platform',
+                './src',
+                './workers',
+                './processes',
+                './test',
+                './bench',
+                './scripts',
+              ],
               message:
                 'The console talks to the service over HTTP only: @switchyard/client and its own code.',
-            },
-            {
-              // The all-in-one runtime starts the worker beside the API, and the operator's move-runs
-              // command replays histories on the worker's code (src/cli/move-runs.ts); nothing else may.
-              target: './src/**/!(runtime|move-runs).ts',
-              from: './workers',
-              message: 'The API does not import worker internals.',
             },
           ],
         },
@@ -95,6 +109,8 @@ export default tseslint.config(
             {
               group: [
                 '**/src/**',
+                '**/platform/**',
+                '**/processes/**',
                 '**/activities/**',
                 '@temporalio/client',
                 '@temporalio/worker',

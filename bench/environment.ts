@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { projectRoot, projectVersion } from '../src/paths';
+import { projectRoot, projectVersion } from '../platform/paths';
 /** What the environment says of the stack the scenarios ran against. */
 export interface StackDescription {
   cliPath: string;

@@ -4,7 +4,7 @@
  * settings (WORKER_* variables, workerTuning). Tells its parent when it polls; stops on SIGTERM.
  */
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { loadConfig } from '../src/config';
+import { loadConfig } from '../platform/config';
 import { workerTuning } from '../workers/worker';
 import { floorActivities } from './floor-activities';
 

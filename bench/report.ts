@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../platform/paths';
 import { ratio } from './stats';
 
 export const BENCH_START = '<!-- bench:start -->';

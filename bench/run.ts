@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../platform/paths';
 import { describeEnvironment } from './environment';
 import { createApiClient } from './http-load';
 import { writeReportFiles } from './report';
@@ -32,8 +32,8 @@ import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
 import { benchWebhooks } from './scenarios/webhooks';
 import { progress, stackDescription, startBenchStack } from './stack';
-import { createLogger } from '../src/logger';
-import { ensureTemporalCli } from '../src/temporal/cli';
+import { createLogger } from '../platform/logger';
+import { ensureTemporalCli } from '../platform/temporal/cli';
 
 const RESULTS_FILE = path.join(projectRoot, 'bench', 'results', 'latest.json');
 /** Where a run of some scenarios only (BENCH_SCENARIOS) writes its results (not kept in git). */

@@ -8,13 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { loadConfig, type Config } from '../src/config';
-import type { Logger } from '../src/logger';
-import { newApiKey } from '../src/ids';
-import { listeningPort } from '../src/net/listening-port';
-import { startRuntime, type Runtime } from '../src/runtime';
-import { ensureTemporalCli } from '../src/temporal/cli';
-import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { loadConfig, type Config } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { newApiKey } from '../platform/ids';
+import { listeningPort } from '../platform/net/listening-port';
+import { startRuntime, type Runtime } from '../processes/runtime';
+import { ensureTemporalCli } from '../platform/temporal/cli';
+import { startDevServer, type DevServer } from '../platform/temporal/dev-server';
 import { freePort } from '../test/support/ports';
 
 export interface BenchStack {

@@ -9,3 +9,10 @@ export interface ErrorDetail {
   /** A 503 worker_unavailable: the worker build that no worker of is running. */
   build_id?: string;
 }
+
+/** The error the workflow fails with, also kept in the memo so that lists can show it without history. */
+export interface ExecutionError {
+  step: string | null;
+  code: string;
+  message: string;
+}

@@ -2,7 +2,7 @@
  * Execution events (docs/webhooks.md#events-and-payload): what the execution workflow emits and delivery
  * workflows carry.
  */
-import type { ExecutionError } from './execution-types';
+import type { ExecutionError } from './error-detail';
 
 export const EVENT_KINDS = [
   'execution.started',

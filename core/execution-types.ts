@@ -3,6 +3,7 @@
  * Types only: both the API and the deterministic workflow code import this module.
  */
 import type { Definition, Step, TriggerType } from './definitions/schema';
+import type { ExecutionError } from './error-detail';
 import type { EventKind } from './event-types';
 
 /** Workflow type name of executions in Temporal. */
@@ -112,13 +113,6 @@ export interface ExecutionResult {
   status: 'success';
   /** The rules step whose `stop` action ended the run early, if any. */
   stopped_at?: string;
-}
-
-/** The error the workflow fails with, also kept in the memo so that lists can show it without history. */
-export interface ExecutionError {
-  step: string | null;
-  code: string;
-  message: string;
 }
 
 /** Evaluation context of expressions and templates (docs/definitions.md#expressions-and-templates). */

@@ -1,7 +1,7 @@
 /** `npm run build` step: bundles the workflow code once, so workers start without webpack. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { workflowBundlePath } from '../src/paths';
+import { workflowBundlePath } from '../platform/paths';
 import { bundleWorkflows } from '../workers/workflow-bundle';
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 import { openApiDocument } from '../src/app';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../platform/paths';
 
 export const CLIENT_SCHEMA_FILE = path.join(projectRoot, 'clients/typescript/src/generated/schema.d.ts');
 export const CLIENT_GENERATE_COMMAND = 'npm run client:generate';

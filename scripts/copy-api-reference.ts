@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { apiReferenceBundlePath } from '../src/paths';
+import { apiReferenceBundlePath } from '../platform/paths';
 
 fs.mkdirSync(path.dirname(apiReferenceBundlePath), { recursive: true });
 fs.copyFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), apiReferenceBundlePath);

@@ -3,7 +3,7 @@ const { existsSync } = require('node:fs');
 const { execSync } = require('node:child_process');
 const path = require('node:path');
 
-if (!existsSync(path.join(__dirname, '..', 'dist', 'src', 'cli', 'admin.js'))) {
+if (!existsSync(path.join(__dirname, '..', 'dist', 'processes', 'admin.js'))) {
   process.stderr.write('Building the project first (npm run build)...\n');
   execSync('npm run build --silent', {
     stdio: ['ignore', 'ignore', 'inherit'],

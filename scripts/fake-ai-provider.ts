@@ -6,7 +6,7 @@
  * schema, an object filled from the schema. Tests queue exact replies and read the recorded requests.
  */
 import http from 'node:http';
-import { listeningPort } from '../src/net/listening-port';
+import { listeningPort } from '../platform/net/listening-port';
 
 export interface ChatRequest {
   headers: http.IncomingHttpHeaders;

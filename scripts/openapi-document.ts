@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openApiDocument } from '../src/app';
-import { projectRoot } from '../src/paths';
+import { projectRoot } from '../platform/paths';
 
 export const OPENAPI_FILE = path.join(projectRoot, 'dist/openapi.json');
 

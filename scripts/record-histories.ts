@@ -18,11 +18,11 @@ import path from 'node:path';
 import { ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import * as prettier from 'prettier';
-import { housekeepingScheduleId } from '../src/housekeeping/schedule';
+import { housekeepingScheduleId } from '../workers/housekeeping-schedule';
 import { deliveryWorkflowId } from '../core/event-types';
 import { DELIVERY_WORKFLOW_TYPE, type DeliveryWorkflowInput, type EventPayload } from '../core/event-types';
-import { createLogger } from '../src/logger';
-import { projectRoot } from '../src/paths';
+import { createLogger } from '../platform/logger';
+import { projectRoot } from '../platform/paths';
 import {
   createWorkflow,
   definition,

@@ -4,11 +4,11 @@
  */
 import Router from '@koa/router';
 import Koa from 'koa';
-import { AppError } from './errors';
+import { AppError } from '../platform/errors';
 import { apiKeyRoutes } from './api/api-keys';
 import { executionRoutes } from './api/executions';
 import { healthRoutes } from './api/health';
-import { hookRoutes } from './api/hooks';
+import { hookRoutes } from './api/inbound-hooks';
 import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
 import { secretRoutes } from './api/secrets';
@@ -24,11 +24,11 @@ import { errorHandler } from './http/error-handler';
 import { createRateLimiter, enforceRateLimits } from './http/rate-limit';
 import { requestId } from './http/request-id';
 import { securityHeaders } from './http/security-headers';
-import { metrics, refusalReason } from './observability/metrics';
-import { metricsRoute } from './observability/metrics-server';
-import { requestSpans } from './observability/tracing';
+import { metrics, refusalReason } from '../platform/observability/metrics';
+import { metricsRoute } from '../platform/observability/metrics-server';
+import { requestSpans } from '../platform/observability/tracing';
 import type { Services } from './services';
-import { projectVersion } from './paths';
+import { projectVersion } from '../platform/paths';
 
 export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRoute[] {
   return [

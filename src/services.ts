@@ -1,15 +1,15 @@
 /** Everything request handlers need, built once per process by main.ts (or by a test). */
-import type { ComputePool } from './compute/pool';
-import type { SchemaValidation } from './compute/schemas';
-import type { Config } from './config';
-import type { AdmissionGate } from './executions/admission';
-import type { ExecutionBacklog } from './executions/backpressure';
-import type { Logger } from './logger';
-import type { Tracing } from './observability/tracing';
-import type { SecretCipher } from './secrets/cipher';
-import type { CachedReads } from './store/cached-reads';
-import type { Database } from './store/db';
-import type { TemporalConnection } from './temporal/connection';
+import type { ComputePool } from '../platform/compute/pool';
+import type { SchemaValidation } from '../platform/compute/schemas';
+import type { Config } from '../platform/config';
+import type { AdmissionGate } from './flow-control/admission';
+import type { ExecutionBacklog } from './flow-control/backpressure';
+import type { Logger } from '../platform/logger';
+import type { Tracing } from '../platform/observability/tracing';
+import type { SecretCipher } from '../platform/secrets/cipher';
+import type { CachedReads } from '../platform/store/cached-reads';
+import type { Database } from '../platform/store/db';
+import type { TemporalConnection } from '../platform/temporal/connection';
 
 export interface Services {
   config: Config;
@@ -28,9 +28,9 @@ export interface Services {
   admission: AdmissionGate | undefined;
   /** What triggers read from the database, cached and kept fresh by change notices. */
   reads: CachedReads;
-  /** Threads for work whose cost a workspace controls (src/compute/pool.ts). */
+  /** Threads for work whose cost a workspace controls (platform/compute/pool.ts). */
   compute: ComputePool;
-  /** Workspaces' JSON Schemas, checked and validated within bounds (src/compute/schemas.ts). */
+  /** Workspaces' JSON Schemas, checked and validated within bounds (platform/compute/schemas.ts). */
   schemas: SchemaValidation;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;

@@ -14,8 +14,8 @@ import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions, type WorkflowBundleOption } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
-import type { Logger } from '../src/logger';
-import { pinnedElsewhereQuery, pinRun, setVersioningOverride } from '../src/temporal/worker-deployment';
+import type { Logger } from '../platform/logger';
+import { pinnedElsewhereQuery, pinRun, setVersioningOverride } from '../platform/temporal/worker-deployment';
 import { metricsSinks } from './telemetry';
 
 type History = temporal.api.history.v1.IHistory;

@@ -10,13 +10,13 @@ import { trace } from '@opentelemetry/api';
 import type * as TemporalOpenTelemetry from '@temporalio/interceptors-opentelemetry';
 import type { ActivityInterceptors, ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import { REQUEST_ID_HEADER, type MetricsSinks } from '../core/telemetry';
-import { metrics } from '../src/observability/metrics';
+import { metrics } from '../platform/observability/metrics';
 import {
   EXECUTION_ID_ATTRIBUTE,
   REQUEST_ID_ATTRIBUTE,
   tracingInstalled,
   type Tracing,
-} from '../src/observability/tracing';
+} from '../platform/observability/tracing';
 
 export const metricsSinks: InjectedSinks<MetricsSinks> = {
   switchyardMetrics: {
@@ -96,7 +96,7 @@ export function tracingSinks(tracing: Tracing) {
   return { exporter: otelInterceptors().makeWorkflowExporter(tracing.processor, tracing.resource) };
 }
 
-/** Loaded when traces are on only (src/observability/tracing.ts). */
+/** Loaded when traces are on only (platform/observability/tracing.ts). */
 function otelInterceptors(): typeof TemporalOpenTelemetry {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require('@temporalio/interceptors-opentelemetry') as typeof TemporalOpenTelemetry;

@@ -14,12 +14,12 @@ import {
   type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { DataConverter, PayloadCodec, WorkerDeploymentVersion } from '@temporalio/common';
-import type { WorkerTuning } from '../src/config';
-import type { Logger } from '../src/logger';
-import { workflowBundlePath } from '../src/paths';
-import { dataConverterOf } from '../src/temporal/encryption-codec';
+import type { WorkerTuning } from '../platform/config';
+import type { Logger } from '../platform/logger';
+import { workflowBundlePath } from '../platform/paths';
+import { dataConverterOf } from '../platform/temporal/encryption-codec';
 import { createActivities, type ActivityDeps } from './activities';
-import type { Tracing } from '../src/observability/tracing';
+import type { Tracing } from '../platform/observability/tracing';
 import { activityTelemetry, metricsSinks, tracedActivity, tracingSinks } from './telemetry';
 import { bundleWorkflows } from './workflow-bundle';
 
@@ -34,18 +34,18 @@ export interface ExecutionWorkerOptions extends Omit<ActivityDeps, 'client'> {
   /** Told when a batch of an execution's steps begins (ActivityDeps.onStepsBegin). */
   onStepsBegin?: (executionId: string) => void;
   /**
-   * This worker's Worker Deployment Version (src/temporal/worker-deployment.ts); undefined: unversioned.
+   * This worker's Worker Deployment Version (platform/temporal/worker-deployment.ts); undefined: unversioned.
    * Runs are pinned to the version that started them unless their workflow says otherwise.
    */
   version?: WorkerDeploymentVersion;
-  /** Payload encryption (src/temporal/encryption-codec.ts); none: payloads in clear. */
+  /** Payload encryption (platform/temporal/encryption-codec.ts); none: payloads in clear. */
   payloadCodecs?: readonly PayloadCodec[];
-  /** OpenTelemetry (src/observability/tracing.ts); none: no tracing interceptor or sink at all. */
+  /** OpenTelemetry (platform/observability/tracing.ts); none: no tracing interceptor or sink at all. */
   tracing?: Tracing;
   /** Activities besides the service's own (tests whose bundle calls them). */
   extraActivities?: Record<string, (...args: never[]) => Promise<unknown>>;
   /**
-   * Probation (src/temporal/crash-loop.ts): this identity, one workflow task at a time and no sticky
+   * Probation (platform/temporal/crash-loop.ts): this identity, one workflow task at a time and no sticky
    * cache (the SDK allows a single workflow task slot only without one), so that a crash names its run.
    */
   probation?: { identity: string };

@@ -2,7 +2,7 @@
  * Bundling the workflow code (`npm run build`: scripts/bundle-workflows.ts), so workers start without
  * webpack. Module ids are paths relative to the compiled tree's parent (webpack's `context`), never
  * absolute nor relative to the working directory of the build: the default build id hashes the bundle
- * (src/temporal/worker-deployment.ts), and one commit must be one build wherever it is built.
+ * (platform/temporal/worker-deployment.ts), and one commit must be one build wherever it is built.
  */
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';

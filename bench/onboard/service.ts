@@ -1,6 +1,6 @@
 /**
  * The service as `npm start` runs it, in processes of its own so that each one's CPU and memory can be
- * read from /proc: the supervisor (dist/src/main.js), the Temporal dev server it starts, and the service
+ * read from /proc: the supervisor (dist/processes/main.js), the Temporal dev server it starts, and the service
  * process (API + worker) it runs. A temporary data folder, free ports, the rate limiter lifted, private
  * destinations allowed (the receiver is on loopback); PGlite, or a database of its own on a PostgreSQL
  * server.
@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { newApiKey, randomBase62 } from '../../src/ids';
-import { projectRoot } from '../../src/paths';
+import { newApiKey, randomBase62 } from '../../platform/ids';
+import { projectRoot } from '../../platform/paths';
 import { freePort } from '../../test/support/ports';
 import { waitFor } from '../../test/support/wait';
 import { childrenOf, commandLine } from '../proc';
@@ -70,7 +70,7 @@ export async function startServiceProcess(options: ServiceOptions): Promise<Serv
   const execArgv = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const supervisor: ChildProcess = spawn(
     process.execPath,
-    [...execArgv, path.join(options.root ?? projectRoot, 'dist/src/main.js')],
+    [...execArgv, path.join(options.root ?? projectRoot, 'dist/processes/main.js')],
     {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],

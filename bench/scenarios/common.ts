@@ -1,7 +1,7 @@
 /** What every scenario receives, and the workload they share (the seeded demo workflow). */
-import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
+import { CUSTOMER_ONBOARDING } from '../../processes/demo-definition';
 import type { Definition } from '../../core/definitions/schema';
-import { DEFAULT_WORKSPACE_ID } from '../../src/store/workspaces';
+import { DEFAULT_WORKSPACE_ID } from '../../platform/store/workspaces';
 import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import type { ApiClient } from '../http-load';
 import type { BenchStack } from '../stack';

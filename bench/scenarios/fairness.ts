@@ -6,7 +6,7 @@
  * BENCH_FAIRNESS_SLOW_MS (2,000 ms). Each B run is timed from its trigger to its result (Temporal).
  * The figure is the ratio of B's median latency under the flood to its median on a quiet service.
  * "Under the flood": B runs that began and ended while A's triggers were still coming in (the API paces
- * them by how fast the worker takes runs up: src/executions/admission.ts) or, once all were accepted,
+ * them by how fast the worker takes runs up: src/flow-control/admission.ts) or, once all were accepted,
  * while at least a tenth of A's runs were unanswered; both parts are also reported apart. Other sizes: BENCH_FAIRNESS_SAMPLES (B runs per phase, 20),
  * BENCH_FAIRNESS_CONCURRENCY (A's triggers in flight, 32).
  *
@@ -18,11 +18,11 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import type { Definition } from '../../core/definitions/schema';
-import { newApiKey } from '../../src/ids';
-import { createApiKey } from '../../src/store/api-keys';
-import type { Queryable } from '../../src/store/db';
-import { setLimitOverrides } from '../../src/store/workspace-limits';
-import { createWorkspace } from '../../src/store/workspaces';
+import { newApiKey } from '../../platform/ids';
+import { createApiKey } from '../../platform/store/api-keys';
+import type { Queryable } from '../../platform/store/db';
+import { setLimitOverrides } from '../../platform/store/workspace-limits';
+import { createWorkspace } from '../../platform/store/workspaces';
 import { WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { listenOnLoopback } from '../../test/support/ports';
 import { createApiClient } from '../http-load';

@@ -10,8 +10,8 @@
  */
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { executionStartOptions } from '../../src/executions/trigger';
-import { newExecutionId } from '../../src/ids';
-import { getWorkflowVersion } from '../../src/store/workflows';
+import { newExecutionId } from '../../platform/ids';
+import { getWorkflowVersion } from '../../platform/store/workflows';
 import { runClosedLoop, summarizeRuns, type LoadResult, type LoadRun } from '../load';
 import { progress } from '../stack';
 import { ratio, round } from '../stats';

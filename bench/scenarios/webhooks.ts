@@ -22,9 +22,9 @@
 import type { Client } from '@temporalio/client';
 import { performance } from 'node:perf_hooks';
 import type { Definition } from '../../core/definitions/schema';
-import { randomBase62 } from '../../src/ids';
-import { createApiKey } from '../../src/store/api-keys';
-import { createWorkspace } from '../../src/store/workspaces';
+import { randomBase62 } from '../../platform/ids';
+import { createApiKey } from '../../platform/store/api-keys';
+import { createWorkspace } from '../../platform/store/workspaces';
 import { DELIVERY_WORKFLOW_TYPE } from '../../core/event-types';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import { WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';

@@ -15,7 +15,7 @@ export interface References {
   /**
    * It matches regular expressions: it holds a regex literal, or calls `$eval` (which may build one from
    * data). Such an evaluation can take long in one go (linear, but per character), so it runs off the
-   * event loop (src/compute/pool.ts).
+   * event loop (platform/compute/pool.ts).
    */
   regex: boolean;
 }

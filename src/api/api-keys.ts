@@ -1,10 +1,16 @@
 /** API keys of the caller's workspace (docs/api.md#api-keys): admin scope; the key itself is shown once. */
 import { z } from 'zod';
-import { notFound } from '../errors';
-import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type ApiKeyRecord } from '../store/api-keys';
-import { createWithinLimit } from '../store/workspace-limits';
+import { notFound } from '../../platform/errors';
+import {
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  SCOPES,
+  type ApiKeyRecord,
+} from '../../platform/store/api-keys';
+import { createWithinLimit } from '../../platform/store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { decodeCursor, isString, pageOf } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
 import { pageExample, timestamp, limitExceededExample } from './schemas';

@@ -3,8 +3,8 @@
  * authentication.
  */
 import { z } from 'zod';
-import { AppError } from '../errors';
-import { callTemporal } from '../temporal/errors';
+import { AppError } from '../../platform/errors';
+import { callTemporal } from '../../platform/temporal/errors';
 import { defineRoute, type AnyRoute } from './route';
 
 const READY_TIMEOUT_MS = 2000;

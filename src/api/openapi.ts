@@ -3,7 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { z } from 'zod';
 import { EVENT_KINDS, type EventKind } from '../../core/event-types';
 import type { AnyRoute, ErrorExample } from './route';
-import type { ErrorCode } from '../errors';
+import type { ErrorCode } from '../../platform/errors';
 import { errorBodySchema, eventPayloadExample, eventPayloadSchema } from './schemas';
 import type { SemanticError } from './semantic-errors';
 

@@ -6,11 +6,11 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import type { AppError, ErrorCode, ErrorDetail } from '../errors';
-import { invalidRequest, notFound } from '../errors';
+import type { AppError, ErrorCode, ErrorDetail } from '../../platform/errors';
+import { invalidRequest, notFound } from '../../platform/errors';
 import type { AuthContext } from '../http/auth';
 import { readJsonBody, readRawBody } from '../http/body';
-import type { Scope } from '../store/api-keys';
+import type { Scope } from '../../platform/store/api-keys';
 import { zodDetails } from '../definitions/validate';
 import { parseUserJson } from '../../core/parse-user-json';
 import type { Services } from '../services';

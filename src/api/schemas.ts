@@ -1,7 +1,7 @@
 /** Response schemas shared by several endpoints (documented in the OpenAPI document). */
 import { z } from 'zod';
 import { EVENT_KINDS, type EventPayload } from '../../core/event-types';
-import { ERROR_CODES, limitExceeded } from '../errors';
+import { ERROR_CODES, limitExceeded } from '../../platform/errors';
 import { EXECUTION_STATUSES, STALLED_REASONS, STEP_STATUSES } from '../executions/views';
 import { LIMIT_UNITS, type CountedLimit } from '../../core/workspace-limits';
 import type { ErrorExample } from './route';

@@ -3,11 +3,11 @@
  * }}.
  */
 import { z } from 'zod';
-import { notFound } from '../errors';
-import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../store/secrets';
-import { createWithinLimit } from '../store/workspace-limits';
+import { notFound } from '../../platform/errors';
+import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../../platform/store/secrets';
+import { createWithinLimit } from '../../platform/store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { isString, keysetPage } from './cursor';
+import { isString, keysetPage } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
 import { pageExample, timestamp, limitExceededExample } from './schemas';

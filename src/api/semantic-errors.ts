@@ -7,7 +7,7 @@
  * read that extension from the served document: a schema-valid request may be refused only for a reason
  * listed there, so the list and the document cannot drift apart.
  */
-import type { ErrorCode } from '../errors';
+import type { ErrorCode } from '../../platform/errors';
 
 export interface SemanticError {
   /** The error code of the 400 body. */

@@ -3,14 +3,14 @@
  * redelivery.
  */
 import { z } from 'zod';
-import { AppError, notFound } from '../errors';
+import { AppError, notFound } from '../../platform/errors';
 import {
   checkDestination,
   checkUrlForm,
   DestinationError,
   type DestinationPolicy,
-} from '../net/destination-guard';
-import { isDocumentationHost, resolves } from '../net/documentation-hosts';
+} from '../../platform/net/destination-guard';
+import { isDocumentationHost, resolves } from '../../platform/net/documentation-hosts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -21,13 +21,13 @@ import {
   listEndpoints,
   type DeliveryRecord,
   type EndpointRecord,
-} from '../store/webhooks';
-import { createWithinLimit } from '../store/workspace-limits';
-import { newEndpointSecret } from '../webhooks/signing';
+} from '../../platform/store/webhooks';
+import { createWithinLimit } from '../../platform/store/workspace-limits';
+import { newEndpointSecret } from '../../platform/webhook-signing';
 import { countLimit } from '../workspaces/limits';
 import { redeliver } from '../webhooks/redeliver';
 import { EVENT_KINDS } from '../../core/event-types';
-import { decodeCursor, isString, pageOf } from './cursor';
+import { decodeCursor, isString, pageOf } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';

@@ -1,6 +1,6 @@
 /** Workflows (docs/api.md#workflows): versioned definitions, and the trigger that starts an execution. */
 import { z } from 'zod';
-import { AppError, invalidRequest, notFound } from '../errors';
+import { AppError, invalidRequest, notFound } from '../../platform/errors';
 import { parseDefinition } from '../definitions/validate';
 import {
   DEFINITION_EXAMPLE,
@@ -9,8 +9,8 @@ import {
   type Definition,
 } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
-import { rotateHookSecret } from '../hooks/hook-secrets';
-import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../workflows/lifecycle';
+import { rotateHookSecret } from '../../platform/store/hook-secrets';
+import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../definitions/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -21,10 +21,10 @@ import {
   workflowExists,
   type WorkflowListing,
   type WorkflowVersionRecord,
-} from '../store/workflows';
+} from '../../platform/store/workflows';
 import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
-import { decodeCursor, isString, keysetPage, pageOf } from './cursor';
+import { decodeCursor, isString, keysetPage, pageOf } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import {

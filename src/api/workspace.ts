@@ -3,9 +3,9 @@
  * limits with `npm run admin -- set-limits` (docs/operations.md#workspace-limits).
  */
 import { z } from 'zod';
-import { notFound } from '../errors';
-import { effectiveLimits } from '../store/workspace-limits';
-import { getWorkspace } from '../store/workspaces';
+import { notFound } from '../../platform/errors';
+import { effectiveLimits } from '../../platform/store/workspace-limits';
+import { getWorkspace } from '../../platform/store/workspaces';
 import { workspaceUsage } from '../workspaces/usage';
 import { defineRoute, type AnyRoute } from './route';
 

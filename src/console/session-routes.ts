@@ -12,19 +12,19 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
-import { AppError, invalidRequest } from '../errors';
+import { AppError, invalidRequest } from '../../platform/errors';
 import { zodDetails } from '../definitions/validate';
 import { readJsonBody } from '../http/body';
 import { csrfTokenMatches, sessionCookieOf, setSessionCookie } from '../http/session-cookie';
-import { API_KEY_PATTERN } from '../ids';
+import { API_KEY_PATTERN } from '../../platform/ids';
 import type { Services } from '../services';
-import { findApiKeyByKey } from '../store/api-keys';
+import { findApiKeyByKey } from '../../platform/store/api-keys';
 import {
   createConsoleSession,
   deleteConsoleSession,
   findConsoleSession,
   type ConsoleSession,
-} from '../store/console-sessions';
+} from '../../platform/store/console-sessions';
 
 const signInBody = z
   .object({ api_key: z.string().regex(API_KEY_PATTERN, 'must be an API key (sk_...)') })

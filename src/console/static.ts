@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import type Koa from 'koa';
-import { consoleDirectory } from '../paths';
+import { consoleDirectory } from '../../platform/paths';
 
 /**
  * The console's policy: everything from this origin, nothing inline. Scripts are the bundle's files

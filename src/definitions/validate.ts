@@ -4,11 +4,11 @@
  * an input_schema that compiles). Every problem is reported at once, with a JSON pointer.
  */
 import type { z } from 'zod';
-import { AppError, type ErrorDetail } from '../errors';
+import { AppError, type ErrorDetail } from '../../platform/errors';
 import { ExpressionError } from '../../core/expressions/errors';
 import { findReferences, readsSecrets } from '../../core/expressions/references';
 import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
-import type { SchemaValidation } from '../compute/schemas';
+import type { SchemaValidation } from '../../platform/compute/schemas';
 import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
 import { parseUserJson } from '../../core/parse-user-json';
 
@@ -17,7 +17,7 @@ const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);
 
 /**
  * Parses and checks a definition of `workspaceId` (its JSON Schemas compile in that workspace's name: see
- * src/compute/schemas.ts); throws AppError 400 `invalid_definition` listing every problem.
+ * platform/compute/schemas.ts); throws AppError 400 `invalid_definition` listing every problem.
  */
 export async function parseDefinition(
   body: unknown,
@@ -134,7 +134,7 @@ type ScheduleTrigger = Extract<NonNullable<Definition['trigger']>, { type: 'sche
 /**
  * A schedule trigger: exactly one of `cron` and `every`, an interval Temporal accepts, an IANA time zone
  * (its `input` is checked against the input_schema with the schemas; the cron expression itself is
- * checked by Temporal when the schedule is created; see src/schedules/sync.ts).
+ * checked by Temporal when the schedule is created; see src/definitions/schedule-sync.ts).
  */
 function scheduleProblems(definition: Definition): ErrorDetail[] {
   const trigger = definition.trigger as ScheduleTrigger;

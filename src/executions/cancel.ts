@@ -2,12 +2,12 @@
  * Cancel a running or waiting execution (docs/api.md#cancel): a Temporal cancellation request. Temporal
  * records it in the run's history at once, and the workflow acts on it at its next workflow task, which
  * only a worker of the run's build takes: with none running, the API answers 503 `worker_unavailable`
- * and sends nothing (src/temporal/worker-presence.ts).
+ * and sends nothing (src/executions/worker-presence.ts).
  */
-import { AppError, workerUnavailable } from '../errors';
+import { AppError, workerUnavailable } from '../../platform/errors';
 import type { Services } from '../services';
-import { callTemporal } from '../temporal/errors';
-import { buildWithoutWorker } from '../temporal/worker-presence';
+import { callTemporal } from '../../platform/temporal/errors';
+import { buildWithoutWorker } from './worker-presence';
 import { locateExecution } from './locate';
 
 export async function cancelExecution(

@@ -3,7 +3,7 @@
  * The Update's validator refuses a step that is not waiting (or already decided), which we answer 409.
  *
  * Only a worker of the build the run is pinned to applies the Update, so the API first checks that one
- * polls (src/temporal/worker-presence.ts), and otherwise answers 503 `worker_unavailable` without sending
+ * polls (src/executions/worker-presence.ts), and otherwise answers 503 `worker_unavailable` without sending
  * anything. A worker that looked alive may still not take the Update (it died a moment ago, it is
  * overloaded, it fails this run's workflow tasks): Temporal would keep the Update and apply it whenever a
  * worker of the build gets to it, or lose it. So the Update carries `apply_by`, past which the workflow
@@ -20,11 +20,11 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { AppError, notFound, workerUnavailable } from '../errors';
-import { randomBase62 } from '../ids';
+import { AppError, notFound, workerUnavailable } from '../../platform/errors';
+import { randomBase62 } from '../../platform/ids';
 import type { Services } from '../services';
-import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { buildWithoutWorker, pinnedBuildOf } from '../temporal/worker-presence';
+import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import { buildWithoutWorker, pinnedBuildOf } from './worker-presence';
 import {
   DECIDE_UPDATE,
   DECISION_TOO_LATE,

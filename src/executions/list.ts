@@ -6,13 +6,13 @@
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import { decodeCursor, encodeCursor, isString } from '../api/cursor';
+import { decodeCursor, encodeCursor, isString } from '../http/cursor';
 import type { Services } from '../services';
-import { supersededRuns } from '../store/execution-retries';
-import { decodePayloads } from '../temporal/encryption-codec';
-import { callTemporal } from '../temporal/errors';
-import { visibilityString } from '../temporal/visibility-query';
-import type { ExecutionError } from '../../core/execution-types';
+import { supersededRuns } from '../../platform/store/execution-retries';
+import { decodePayloads } from '../../platform/temporal/encryption-codec';
+import { callTemporal } from '../../platform/temporal/errors';
+import { visibilityString } from '../../platform/temporal/visibility-query';
+import type { ExecutionError } from '../../core/error-detail';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import {
   TRIGGER_ATTRIBUTE,

@@ -1,10 +1,10 @@
 /** Finding an execution the caller may see: its Temporal handle and description, or a plain 404. */
 import type { WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
-import { notFound, type AppError } from '../errors';
-import { EXECUTION_ID_PATTERN } from '../ids';
+import { notFound, type AppError } from '../../platform/errors';
+import { EXECUTION_ID_PATTERN } from '../../platform/ids';
 import type { Services } from '../services';
-import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { decodeHistory, firstPayload } from '../temporal/history-mapper';
+import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import { decodeHistory, firstPayload } from './history-mapper';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { executionStatus } from './status';

@@ -6,8 +6,8 @@
  * caller's own executions.
  */
 import type { Services } from '../services';
-import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
-import { decodeFailure, decodeHistory, mapExecution } from '../temporal/history-mapper';
+import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import { decodeFailure, decodeHistory, mapExecution } from './history-mapper';
 import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { executionNotFound, locateExecution } from './locate';
 import type { ExecutionView } from './views';

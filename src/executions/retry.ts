@@ -8,16 +8,16 @@
  * whatever workflow code is deployed since (docs/operations.md#deploys-worker-builds-and-versioning), and the
  * new run is an ordinary run, replayable on its own. One retry per failed run: concurrent requests share the
  * first one's. The new run goes to the deployment's current build; while no worker of it runs, the retry
- * answers 503 `worker_unavailable` and starts nothing (src/temporal/worker-presence.ts).
+ * answers 503 `worker_unavailable` and starts nothing (src/executions/worker-presence.ts).
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { AppError, invalidRequest, workerUnavailable } from '../errors';
+import { AppError, invalidRequest, workerUnavailable } from '../../platform/errors';
 import type { Services } from '../services';
 import { jsonByteLength } from '../../core/step-data';
-import { claimRetry, recordRetriedRun, releaseRetry } from '../store/execution-retries';
-import { callTemporal } from '../temporal/errors';
-import { decodeHistory, firstPayload, mapExecution } from '../temporal/history-mapper';
-import { buildWithoutWorker } from '../temporal/worker-presence';
+import { claimRetry, recordRetriedRun, releaseRetry } from '../../platform/store/execution-retries';
+import { callTemporal } from '../../platform/temporal/errors';
+import { decodeHistory, firstPayload, mapExecution } from './history-mapper';
+import { buildWithoutWorker } from './worker-presence';
 import {
   EXECUTION_WORKFLOW_TYPE,
   type ExecutionInput,

@@ -14,7 +14,7 @@
  */
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import { failureMessage } from '../temporal/failure-message';
+import { failureMessage } from './failure-message';
 import type { StalledView } from './views';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

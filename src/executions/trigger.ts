@@ -5,15 +5,15 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
-import { AppError, invalidRequest, notFound } from '../errors';
-import { newExecutionId } from '../ids';
+import { AppError, invalidRequest, notFound } from '../../platform/errors';
+import { newExecutionId } from '../../platform/ids';
 import type { Services } from '../services';
 import { SchemaError } from '../../core/definitions/input-schema';
 import type { Definition, TriggerType } from '../../core/definitions/schema';
-import { claimIdempotencyKey } from '../store/idempotency';
-import type { WorkflowVersionRecord } from '../store/workflows';
+import { claimIdempotencyKey } from '../../platform/store/idempotency';
+import type { WorkflowVersionRecord } from '../../platform/store/workflows';
 import { status as grpcStatus } from '@grpc/grpc-js';
-import { callTemporal, grpcCodeOf } from '../temporal/errors';
+import { callTemporal, grpcCodeOf } from '../../platform/temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import {
   TRIGGER_ATTRIBUTE,

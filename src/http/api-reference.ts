@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { apiReferenceBundlePath } from '../paths';
+import { apiReferenceBundlePath } from '../../platform/paths';
 
 export const API_REFERENCE_PATH = '/docs';
 const ASSETS_PATH = `${API_REFERENCE_PATH}/assets`;

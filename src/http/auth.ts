@@ -6,12 +6,12 @@
  * sent.
  */
 import type Koa from 'koa';
-import { AppError } from '../errors';
-import { API_KEY_PATTERN } from '../ids';
-import type { Logger } from '../logger';
-import { findApiKeyByKey, touchApiKey, type Scope } from '../store/api-keys';
-import { findConsoleSession } from '../store/console-sessions';
-import type { Database } from '../store/db';
+import { AppError } from '../../platform/errors';
+import { API_KEY_PATTERN } from '../../platform/ids';
+import type { Logger } from '../../platform/logger';
+import { findApiKeyByKey, touchApiKey, type Scope } from '../../platform/store/api-keys';
+import { findConsoleSession } from '../../platform/store/console-sessions';
+import type { Database } from '../../platform/store/db';
 import { csrfTokenMatches, needsCsrfToken, sessionCookieOf } from './session-cookie';
 
 export interface AuthContext {

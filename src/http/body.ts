@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
-import { AppError, invalidRequest } from '../errors';
+import { AppError, invalidRequest } from '../../platform/errors';
 import { nestedDeeperThan } from '../../core/step-data';
 
 export interface ParsedBody {

@@ -15,9 +15,13 @@
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Payload } from '@temporalio/common';
-import { AppError, invalidRequest } from '../errors';
+import { AppError, invalidRequest } from '../../platform/errors';
 import type { Services } from '../services';
-import { decodePayloads, encodePayloads, PayloadDecryptionError } from '../temporal/encryption-codec';
+import {
+  decodePayloads,
+  encodePayloads,
+  PayloadDecryptionError,
+} from '../../platform/temporal/encryption-codec';
 import type { Authenticator } from './auth';
 import { readJsonBody } from './body';
 import { objectFromEntries } from '../../core/user-json';

@@ -3,8 +3,8 @@
  * a 500 `internal_error` whose details stay in the log, never in the body.
  */
 import type Koa from 'koa';
-import { AppError, type ErrorDetail } from '../errors';
-import type { Logger } from '../logger';
+import { AppError, type ErrorDetail } from '../../platform/errors';
+import type { Logger } from '../../platform/logger';
 
 export interface ErrorBody {
   error: { code: string; message: string; request_id: string; details: ErrorDetail[] };

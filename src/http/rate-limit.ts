@@ -22,10 +22,10 @@
  * all at once, and two windows back to back pass twice the burst). The statement is small and atomic.
  */
 import type Koa from 'koa';
-import { AppError } from '../errors';
-import type { Logger } from '../logger';
-import type { Database } from '../store/db';
-import { withDeadline } from '../store/deadline';
+import { AppError } from '../../platform/errors';
+import type { Logger } from '../../platform/logger';
+import type { Database } from '../../platform/store/db';
+import { withDeadline } from '../../platform/store/deadline';
 
 export interface RateLimitSettings {
   /** Tokens added per second (RATE_LIMIT_PER_SECOND). */

@@ -3,7 +3,7 @@
  * every response carries it.
  */
 import type Koa from 'koa';
-import { randomBase62 } from '../ids';
+import { randomBase62 } from '../../platform/ids';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

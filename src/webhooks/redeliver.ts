@@ -14,11 +14,11 @@
  */
 import type Koa from 'koa';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { AppError } from '../errors';
+import { AppError } from '../../platform/errors';
 import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/rate-limit';
 import type { Services } from '../services';
-import type { DeliveryRecord } from '../store/webhooks';
-import { callTemporal, isWorkflowNotFound } from '../temporal/errors';
+import type { DeliveryRecord } from '../../platform/store/webhooks';
+import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
 import {
   DELIVERY_WORKFLOW_TYPE,
   deliveryWorkflowId,

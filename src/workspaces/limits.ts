@@ -5,7 +5,7 @@
  */
 import { invalidDefinition } from '../definitions/validate';
 import type { Services } from '../services';
-import { effectiveLimit, type CountLimit } from '../store/workspace-limits';
+import { effectiveLimit, type CountLimit } from '../../platform/store/workspace-limits';
 import type { Definition } from '../../core/definitions/schema';
 import type { CountedLimit, LimitName, LimitValue } from '../../core/workspace-limits';
 

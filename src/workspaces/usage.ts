@@ -4,10 +4,10 @@
  * workspace's search attribute, as execution lists filter by it).
  */
 import type { Services } from '../services';
-import { aiTokensToday } from '../store/ai-usage';
-import { countedUsage } from '../store/workspace-limits';
+import { aiTokensToday } from '../../platform/store/ai-usage';
+import { countedUsage } from '../../platform/store/workspace-limits';
 import { visibilityQuery } from '../executions/list';
-import { callTemporal } from '../temporal/errors';
+import { callTemporal } from '../../platform/temporal/errors';
 import type { CountedLimit } from '../../core/workspace-limits';
 
 export type WorkspaceUsage = Record<CountedLimit, number> & {

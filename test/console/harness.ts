@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { launchBrowser, watchContext, type PageWatch } from '../support/browser';
 import { startTestService, type TestService, type TestServiceOptions } from '../support/stack';
 

@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { createApiKey } from '../../src/store/api-keys';
-import { createWorkspace } from '../../src/store/workspaces';
+import { createApiKey } from '../../platform/store/api-keys';
+import { createWorkspace } from '../../platform/store/workspaces';
 import { createWorkflow, trigger, uniqueId, waitForExecution } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import type { ApiClient } from '../support/stack';

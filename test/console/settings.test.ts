@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { setLimitOverrides } from '../../src/store/workspace-limits';
+import { setLimitOverrides } from '../../platform/store/workspace-limits';
 import {
   expectAccessible,
   expectNoErrors,

@@ -4,7 +4,7 @@
  * build, the reason, since when and how to recover; once the move is undone, the banner goes.
  */
 import { expect } from 'chai';
-import type { Runtime } from '../../src/runtime';
+import type { Runtime } from '../../processes/runtime';
 import { createWorkflow, trigger, waitForExecution } from '../support/fixtures';
 import type { ApiClient } from '../support/stack';
 import {

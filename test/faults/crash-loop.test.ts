@@ -1,8 +1,8 @@
 /**
  * Fault (a poison pill, docs/operations.md#a-run-that-crashes-the-worker): a run whose workflow task crashes the worker process. The embedded
- * setup's supervisor (src/supervisor.ts, what `npm start` runs) restarts the service process with a
+ * setup's supervisor (processes/supervisor.ts, what `npm start` runs) restarts the service process with a
  * growing delay; Temporal hands the task out again and it crashes the new worker too; at the start where
- * the task reached CRASH_LOOP_ATTEMPTS, the worker terminates the run (src/temporal/crash-loop.ts) and
+ * the task reached CRASH_LOOP_ATTEMPTS, the worker terminates the run (platform/temporal/crash-loop.ts) and
  * goes on serving every other run.
  *
  * The crash is real: test workflow code (support/crash-interceptor.ts, bundled only here) makes the
@@ -20,8 +20,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { newApiKey } from '../../src/ids';
-import { superviseService, type Supervisor } from '../../src/supervisor';
+import { newApiKey } from '../../platform/ids';
+import { superviseService, type Supervisor } from '../../processes/supervisor';
 import { createWorkflow, definition, httpStep, rulesStep, type ExecutionBody } from '../support/fixtures';
 import { capturingLogger } from '../support/log-capture';
 import { freePort } from '../support/ports';

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { completion, FakeAiProvider } from '../../scripts/fake-ai-provider';
-import { setLimitOverrides } from '../../src/store/workspace-limits';
+import { setLimitOverrides } from '../../platform/store/workspace-limits';
 import {
   createWorkflow,
   definition,

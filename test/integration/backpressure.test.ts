@@ -5,8 +5,8 @@
  */
 import { expect } from 'chai';
 import type { Response } from 'supertest';
-import { loadConfig } from '../../src/config';
-import { startRuntime, type Runtime } from '../../src/runtime';
+import { loadConfig } from '../../platform/config';
+import { startRuntime, type Runtime } from '../../processes/runtime';
 import {
   createWorkflow,
   definition,

@@ -1,11 +1,11 @@
 /** BOOTSTRAP_API_KEY (docs/api.md#api-keys) and the first-start seed, on both databases. */
 import { expect } from 'chai';
-import { bootstrap } from '../../src/bootstrap';
-import { newApiKey } from '../../src/ids';
-import { findApiKeyByKey, listApiKeys } from '../../src/store/api-keys';
-import { openDatabase, type Database } from '../../src/store/db';
-import { migrate } from '../../src/store/migrate';
-import { getWorkflowVersion } from '../../src/store/workflows';
+import { bootstrap } from '../../processes/bootstrap';
+import { newApiKey } from '../../platform/ids';
+import { findApiKeyByKey, listApiKeys } from '../../platform/store/api-keys';
+import { openDatabase, type Database } from '../../platform/store/db';
+import { migrate } from '../../platform/store/migrate';
+import { getWorkflowVersion } from '../../platform/store/workflows';
 import { createPostgresDatabase, DB_KINDS, tempDir, testLogger } from '../support/stack';
 
 for (const kind of DB_KINDS) {

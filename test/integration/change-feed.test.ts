@@ -1,11 +1,11 @@
 /**
- * Caches kept fresh by change notices (src/store/changes.ts): a process serves what it read until a
+ * Caches kept fresh by change notices (platform/store/changes.ts): a process serves what it read until a
  * write announces a change of that kind — in this process or in another one sharing the database — and
  * serves nothing from its caches while notices may be missed (its listening connection is lost).
  */
 import { expect } from 'chai';
-import { announceChange, ChangeFeed, ReadCache } from '../../src/store/changes';
-import { openDatabase, type Database } from '../../src/store/db';
+import { announceChange, ChangeFeed, ReadCache } from '../../platform/store/changes';
+import { openDatabase, type Database } from '../../platform/store/db';
 import { createPostgresDatabase, DB_KINDS, tempDir, testLogger } from '../support/stack';
 import { waitFor } from '../support/wait';
 

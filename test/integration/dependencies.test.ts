@@ -13,7 +13,7 @@ import {
 } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
 import { waitFor } from '../support/wait';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 
 /** Upper bound for a 503: the Temporal call deadline plus slack. */
 const ANSWER_WITHIN_MS = 12_000;

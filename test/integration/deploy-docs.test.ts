@@ -13,7 +13,7 @@
  *
  * The other commands of the deploys section are checked where running them would need a cluster: the
  * Temporal CLI commands that would ask for confirmation carry `--yes`, and the hand-started dev servers
- * get the dynamic config that `npm start`'s dev server has (src/temporal/dev-server.ts).
+ * get the dynamic config that `npm start`'s dev server has (platform/temporal/dev-server.ts).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,10 +21,10 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { expect } from 'chai';
 import pg from 'pg';
-import { randomBase62 } from '../../src/ids';
-import { projectRoot } from '../../src/paths';
-import { ensureTemporalCli } from '../../src/temporal/cli';
-import { devServerArgs } from '../../src/temporal/dev-server';
+import { randomBase62 } from '../../platform/ids';
+import { projectRoot } from '../../platform/paths';
+import { ensureTemporalCli } from '../../platform/temporal/cli';
+import { devServerArgs } from '../../platform/temporal/dev-server';
 import { runBash, type BashResult } from '../support/bash-script';
 import { fencedBlocks, markdownSection, type FencedBlock } from '../support/markdown';
 import { freePort } from '../support/ports';

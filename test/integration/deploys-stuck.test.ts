@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import request from 'supertest';
-import type { Runtime } from '../../src/runtime';
+import type { Runtime } from '../../processes/runtime';
 import {
   createWorkflow,
   definition,

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
-import type { Runtime } from '../../src/runtime';
-import { loadOrCreateSecretsKey } from '../../src/secrets/cipher';
-import { buildWithoutWorker } from '../../src/temporal/worker-presence';
+import { projectRoot } from '../../platform/paths';
+import type { Runtime } from '../../processes/runtime';
+import { loadOrCreateSecretsKey } from '../../platform/secrets/cipher';
+import { buildWithoutWorker } from '../../src/executions/worker-presence';
 import { DECIDE_UPDATE, DECISION_TOO_LATE, type ApprovalDecisionRequest } from '../../core/execution-types';
 import {
   createWorkflow,
@@ -217,7 +217,7 @@ describe('deploys: no worker of the build a run needs @integration', function ()
     /** `npm run start:worker` of the build in a child process, killed without a chance to say goodbye. */
     function startWorkerProcess(buildId: string): ChildProcess {
       const config = api.config;
-      return spawn(process.execPath, [path.join(projectRoot, 'dist/workers/main.js')], {
+      return spawn(process.execPath, [path.join(projectRoot, 'dist/processes/worker-main.js')], {
         env: {
           ...process.env,
           DATA_DIR: tempDir(),

@@ -15,8 +15,8 @@ import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
-import type { Runtime } from '../../src/runtime';
+import { projectRoot } from '../../platform/paths';
+import type { Runtime } from '../../processes/runtime';
 import {
   createWorkflow,
   definition,
@@ -262,7 +262,7 @@ describe('deploys: worker versioning @integration', function () {
       try {
         const { stdout } = await execFileAsync(
           process.execPath,
-          [path.join(projectRoot, 'dist/src/cli/admin.js'), 'move-runs', ...args],
+          [path.join(projectRoot, 'dist/processes/admin.js'), 'move-runs', ...args],
           {
             env: {
               ...process.env,

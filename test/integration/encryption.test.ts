@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { workflowBundlePath } from '../../src/paths';
-import { dataConverterOf, payloadCodecsOf } from '../../src/temporal/encryption-codec';
+import { workflowBundlePath } from '../../platform/paths';
+import { dataConverterOf, payloadCodecsOf } from '../../platform/temporal/encryption-codec';
 import {
   createWorkflow,
   definition,

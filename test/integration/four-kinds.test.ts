@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { Worker } from '@temporalio/worker';
 import { FakeAiProvider } from '../../scripts/fake-ai-provider';
-import { workflowBundlePath } from '../../src/paths';
+import { workflowBundlePath } from '../../platform/paths';
 import { createWorkflow, stepOf, trigger, uniqueId, waitForExecution } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';

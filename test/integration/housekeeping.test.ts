@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
-import { housekeepingScheduleId } from '../../src/housekeeping/schedule';
+import { housekeepingScheduleId } from '../../workers/housekeeping-schedule';
 import type { PurgeResult } from '../../workers/activities/housekeeping';
 import { DB_KINDS, startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';

@@ -5,9 +5,9 @@
 import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
 import request from 'supertest';
-import { createLogger } from '../../src/logger';
-import { listeningPort } from '../../src/net/listening-port';
-import { startMetricsServer } from '../../src/observability/metrics-server';
+import { createLogger } from '../../platform/logger';
+import { listeningPort } from '../../platform/net/listening-port';
+import { startMetricsServer } from '../../platform/observability/metrics-server';
 import {
   createWorkflow,
   definition,

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import request from 'supertest';
-import { ERROR_CODES } from '../../src/errors';
+import { ERROR_CODES } from '../../platform/errors';
 import { createWorkflow, expectError, trigger, uniqueId, waitForExecution } from '../support/fixtures';
 import { startTestService, type TestService } from '../support/stack';
 

@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { createWorkflow, definition, rulesStep, trigger, waitForExecution } from '../support/fixtures';
 import { allowLoopbackOnly } from '../support/loopback-only';
 import { Receiver } from '../support/receiver';

@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { signatureHeader } from '../../src/hooks/signature';
+import { signatureHeader } from '../../src/inbound-hooks/signature';
 import { definition, expectError, rulesStep, uniqueId } from '../support/fixtures';
 import { startTestService, type TestService } from '../support/stack';
 import { sleep, waitFor } from '../support/wait';

@@ -9,7 +9,7 @@ import { freePort } from '../support/ports';
 import { Receiver } from '../support/receiver';
 import { keyFromAdminOutput, ServiceProcess } from '../support/service-process';
 import { apiClient, sharedTemporal, tempDir } from '../support/stack';
-import { lockFile } from '../../src/store/data-dir-lock';
+import { lockFile } from '../../platform/store/data-dir-lock';
 
 describe('restart of the service @integration', function () {
   this.timeout(180_000);

@@ -4,8 +4,8 @@
  */
 import { expect } from 'chai';
 import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
-import { EXECUTION_ID_PATTERN } from '../../src/ids';
-import { reconcileSchedules, scheduleIdOf } from '../../src/schedules/sync';
+import { EXECUTION_ID_PATTERN } from '../../platform/ids';
+import { reconcileSchedules, scheduleIdOf } from '../../src/definitions/schedule-sync';
 import type { ExecutionInput } from '../../core/execution-types';
 import {
   createWorkflow,

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { SwitchyardClient } from '@switchyard/client';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { launchBrowser } from '../support/browser';
 import { sharedTemporal, startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';

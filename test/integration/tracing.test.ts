@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
 import { createWorkflow, definition, httpStep, rulesStep, waitForExecution } from '../support/fixtures';
-import { listeningPort } from '../../src/net/listening-port';
+import { listeningPort } from '../../platform/net/listening-port';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';

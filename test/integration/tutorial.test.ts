@@ -5,7 +5,7 @@
  * `wait_for`, `test`), and afterwards this test reads back what the tutorial should have left behind.
  *
  * Blocks marked `<!-- tutorial: skip ... -->` are the ones this test does itself, the way the reader does:
- * - `npm ci && npm start`, and the restart with the AI settings: the service is `node dist/src/main.js`
+ * - `npm ci && npm start`, and the restart with the AI settings: the service is `node dist/processes/main.js`
  *   (what `npm start` runs once it has built) with its defaults — its own Temporal dev server, PGlite in a
  *   data folder, the demo seeded — started once, with the settings of the restart block (read from the
  *   block itself), on free ports: the tutorial's `SWITCHYARD_URL` points at it;
@@ -17,9 +17,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { FakeAiProvider } from '../../scripts/fake-ai-provider';
-import { loadConfig } from '../../src/config';
-import { projectRoot } from '../../src/paths';
-import { ensureTemporalCli } from '../../src/temporal/cli';
+import { loadConfig } from '../../platform/config';
+import { projectRoot } from '../../platform/paths';
+import { ensureTemporalCli } from '../../platform/temporal/cli';
 import { runBash, type BashResult } from '../support/bash-script';
 import { fencedBlocks, type FencedBlock } from '../support/markdown';
 import { freePort } from '../support/ports';

@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { definition, expectError, rulesStep, trigger, uniqueId } from '../support/fixtures';
 import { DB_KINDS, startTestService, type ApiClient, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -131,7 +131,7 @@ describe('workspace limits @integration', function () {
       try {
         const { stdout, stderr } = await execFileAsync(
           process.execPath,
-          [path.join(projectRoot, 'dist/src/cli/admin.js'), ...args],
+          [path.join(projectRoot, 'dist/processes/admin.js'), ...args],
           { env: { ...process.env, ...LIMITS, DATA_DIR: service.config.dataDir, DATABASE_URL: '' } },
         );
         return { stdout, stderr, code: 0 };

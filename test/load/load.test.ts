@@ -6,7 +6,7 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
-import { housekeepingScheduleId } from '../../src/housekeeping/schedule';
+import { housekeepingScheduleId } from '../../workers/housekeeping-schedule';
 import { waitFor } from '../support/wait';
 import { Deployment } from '../support/deployment';
 import { definition, httpStep, rulesStep } from '../support/fixtures';

@@ -6,9 +6,9 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { randomBase62 } from '../../src/ids';
-import { signatureHeader } from '../../src/hooks/signature';
-import { readSecretValues } from '../../src/store/secrets';
+import { randomBase62 } from '../../platform/ids';
+import { signatureHeader } from '../../src/inbound-hooks/signature';
+import { readSecretValues } from '../../platform/store/secrets';
 import { Receiver } from '../support/receiver';
 import type { TestService } from '../support/stack';
 import { waitFor } from '../support/wait';

@@ -14,7 +14,7 @@ import {
   trigger,
   waitForExecution,
 } from '../support/fixtures';
-import { listeningPort } from '../../src/net/listening-port';
+import { listeningPort } from '../../platform/net/listening-port';
 import { listenOnLoopback } from '../support/ports';
 import { startTestService, type TestService } from '../support/stack';
 

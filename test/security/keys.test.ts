@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { newApiKey, newApiKeyId, sha256Hex } from '../../src/ids';
+import { newApiKey, newApiKeyId, sha256Hex } from '../../platform/ids';
 import { definition, rulesStep, trigger, waitForExecution, createWorkflow } from '../support/fixtures';
 import type { TestService } from '../support/stack';
 import {

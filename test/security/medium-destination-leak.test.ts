@@ -5,7 +5,7 @@
  */
 import dns from 'node:dns';
 import { expect } from 'chai';
-import { checkDestination, DestinationError, guardedLookup } from '../../src/net/destination-guard';
+import { checkDestination, DestinationError, guardedLookup } from '../../platform/net/destination-guard';
 
 const NAME = 'internal.leak.test';
 const PRIVATE = '10.0.0.5';

@@ -4,7 +4,7 @@
  * variable, instead of encrypting every workspace's secrets with a key anyone can read.
  */
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig } from '../../platform/config';
 
 /** The values this repository has printed as SECRETS_KEY. */
 const PLACEHOLDERS = ['insecure-placeholder-set-SECRETS_KEY', '...'];

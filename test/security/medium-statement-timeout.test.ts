@@ -4,8 +4,8 @@
  * statement that runs longer (and frees its locks and connection) instead of letting it hold them.
  */
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config';
-import { openDatabase, type Database } from '../../src/store/db';
+import { loadConfig } from '../../platform/config';
+import { openDatabase, type Database } from '../../platform/store/db';
 import { createPostgresDatabase, tempDir } from '../support/stack';
 
 describe('security (medium): database statement timeout @integration', () => {

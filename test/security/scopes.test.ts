@@ -6,7 +6,7 @@
  * open.
  */
 import { expect } from 'chai';
-import type { Scope } from '../../src/store/api-keys';
+import type { Scope } from '../../platform/store/api-keys';
 import type { TestService } from '../support/stack';
 import { API, authenticated, expectErrorOf, send, sharedService } from './support';
 

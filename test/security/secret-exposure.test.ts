@@ -7,7 +7,7 @@
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { signatureHeader } from '../../src/hooks/signature';
+import { signatureHeader } from '../../src/inbound-hooks/signature';
 import {
   createWorkflow,
   definition,

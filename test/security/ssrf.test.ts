@@ -22,8 +22,8 @@ import {
   DestinationError,
   guardedLookup,
   isNonPublicAddress,
-} from '../../src/net/destination-guard';
-import { createEndpoint } from '../../src/store/webhooks';
+} from '../../platform/net/destination-guard';
+import { createEndpoint } from '../../platform/store/webhooks';
 import {
   createWorkflow,
   definition,

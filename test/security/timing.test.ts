@@ -4,12 +4,12 @@
  * shortcuts lack: the inbound hook signature is compared over whole byte strings (a prefix of the right HMAC,
  * or the right one with more bytes, is refused), values of any length are refused without an exception, and
  * the answer is the same 401 whatever is wrong. Signature checks use crypto.timingSafeEqual through
- * constantTimeEqual (src/hooks/signature.ts). API keys are never compared at all: the database is asked for
+ * constantTimeEqual (src/inbound-hooks/signature.ts). API keys are never compared at all: the database is asked for
  * the key's SHA-256 (keys.test.ts, "lookup by hash only").
  */
 import { expect } from 'chai';
 import request from 'supertest';
-import { computeSignature, constantTimeEqual, verifySignature } from '../../src/hooks/signature';
+import { computeSignature, constantTimeEqual, verifySignature } from '../../src/inbound-hooks/signature';
 import { definition, rulesStep, waitForExecution } from '../support/fixtures';
 import type { TestService } from '../support/stack';
 import { expectErrorOf, sharedService } from './support';

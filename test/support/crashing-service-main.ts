@@ -1,12 +1,12 @@
 /**
- * The service process of `npm start` (src/service-main.ts) with the workflow bundle a test names in
+ * The service process of `npm start` (processes/service-main.ts) with the workflow bundle a test names in
  * TEST_WORKFLOW_BUNDLE (the crash-loop test's adds crash-interceptor.ts) and the local activity that
  * bundle calls to abort the process.
  */
-import { listeningPort } from '../../src/net/listening-port';
-import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from '../../src/process-lifecycle';
-import { startRuntime } from '../../src/runtime';
-import { isSupervised, reportToSupervisor } from '../../src/supervisor';
+import { listeningPort } from '../../platform/net/listening-port';
+import { failStart, loadConfigOrExit, processLogger, stopOnSignals } from '../../processes/process-lifecycle';
+import { startRuntime } from '../../processes/runtime';
+import { isSupervised, reportToSupervisor } from '../../processes/supervisor';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

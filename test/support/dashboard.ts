@@ -1,7 +1,7 @@
 /** The metric names the provisioned Grafana dashboard (deploy/grafana/dashboards) queries. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 
 export const DASHBOARD_PATH = path.join(projectRoot, 'deploy/grafana/dashboards/switchyard.json');
 

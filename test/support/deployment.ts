@@ -1,19 +1,19 @@
 /**
  * The service in its production shape, on this machine, for fault and load tests: a Temporal dev server
  * (its own database file), a PostgreSQL database behind a TCP proxy that can be cut, and the API and
- * the worker as separate processes (`node dist/src/api-main.js`, `node dist/workers/main.js`). Each
+ * the worker as separate processes (`node dist/processes/api-main.js`, `node dist/processes/worker-main.js`). Each
  * part can be killed with SIGKILL and started again on the same data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
-import { newApiKey, randomBase62 } from '../../src/ids';
-import { projectRoot } from '../../src/paths';
-import { createApiKey } from '../../src/store/api-keys';
-import { openDatabase, type Database } from '../../src/store/db';
-import { createWorkspace } from '../../src/store/workspaces';
-import { startDevServer, type DevServer } from '../../src/temporal/dev-server';
+import { newApiKey, randomBase62 } from '../../platform/ids';
+import { projectRoot } from '../../platform/paths';
+import { createApiKey } from '../../platform/store/api-keys';
+import { openDatabase, type Database } from '../../platform/store/db';
+import { createWorkspace } from '../../platform/store/workspaces';
+import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
 import { freePort } from './ports';
 import {
   apiClient,
@@ -97,11 +97,11 @@ export class Deployment {
   private readonly extras: Managed[] = [];
 
   constructor(private readonly options: DeploymentOptions = {}) {
-    this.api = new Managed('the API', 'dist/src/api-main.js', () => ({
+    this.api = new Managed('the API', 'dist/processes/api-main.js', () => ({
       ...this.env(),
       PORT: String(this.apiPort),
     }));
-    this.worker = new Managed('the worker', 'dist/workers/main.js', () => this.env());
+    this.worker = new Managed('the worker', 'dist/processes/worker-main.js', () => this.env());
   }
 
   get url(): string {
@@ -185,7 +185,7 @@ export class Deployment {
   /** One more API process, on its own port, sharing everything else; returns its base URL. */
   async startExtraApi(): Promise<{ process: Managed; url: string }> {
     const port = await freePort();
-    const api = new Managed(`API ${this.extras.length + 2}`, 'dist/src/api-main.js', () => ({
+    const api = new Managed(`API ${this.extras.length + 2}`, 'dist/processes/api-main.js', () => ({
       ...this.env(),
       PORT: String(port),
     }));
@@ -197,7 +197,7 @@ export class Deployment {
 
   /** One more worker process; `env` overrides its configuration (another build: WORKER_BUILD_ID). */
   async startExtraWorker(name: string, env: Record<string, string> = {}): Promise<Managed> {
-    const worker = new Managed(name, 'dist/workers/main.js', () => ({ ...this.env(), ...env }));
+    const worker = new Managed(name, 'dist/processes/worker-main.js', () => ({ ...this.env(), ...env }));
     this.extras.push(worker);
     worker.start();
     await worker.waitForOutput(/Worker running/);

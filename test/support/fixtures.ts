@@ -1,6 +1,6 @@
 /** Builders for workflow definitions and helpers to follow executions through the API. */
 import { expect } from 'chai';
-import { randomBase62 } from '../../src/ids';
+import { randomBase62 } from '../../platform/ids';
 import type { ApiClient } from './stack';
 import { waitFor } from './wait';
 

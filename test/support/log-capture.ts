@@ -1,7 +1,7 @@
 /** A logger that keeps every line in memory, so a test can search what the service logged. */
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import type { Logger } from '../../src/logger';
+import type { Logger } from '../../platform/logger';
 
 export function capturingLogger(): { logger: Logger; text(): string } {
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 /** Loopback ports for servers the tests and benchmarks start. */
 import net from 'node:net';
-import { listeningPort } from '../../src/net/listening-port';
+import { listeningPort } from '../../platform/net/listening-port';
 
 /** Starts `server` listening on a port of 127.0.0.1 the system picks; resolves to that port. */
 export async function listenOnLoopback(server: net.Server): Promise<number> {

@@ -3,7 +3,7 @@
  * and answers what the test scripts, one reply per request or a default.
  */
 import http from 'node:http';
-import { listeningPort } from '../../src/net/listening-port';
+import { listeningPort } from '../../platform/net/listening-port';
 import { listenOnLoopback } from './ports';
 
 export interface ReceivedRequest {

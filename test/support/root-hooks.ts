@@ -5,7 +5,7 @@
  *
  * The suite runs its files in parallel processes (.mocharc.json `parallel`): there root hooks run once
  * per file, and each worker process keeps its dev server from file to file. The server goes when the
- * process does (src/temporal/dev-server.ts ties it to its parent), so a worker never stops it itself.
+ * process does (platform/temporal/dev-server.ts ties it to its parent), so a worker never stops it itself.
  */
 import { prototypeChanges, snapshotPrototypes } from './prototype-watch';
 import { stopSharedService } from '../security/support';

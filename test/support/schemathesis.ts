@@ -1,7 +1,7 @@
 /**
  * Schemathesis, the independent OpenAPI fuzzer test/integration/openapi-fuzz.test.ts runs against the
  * service: found in .tools or installed there from PyPI on first use, like the Temporal CLI
- * (src/temporal/cli.ts). A virtual environment in .tools/schemathesis when Python can make one, else
+ * (platform/temporal/cli.ts). A virtual environment in .tools/schemathesis when Python can make one, else
  * `pip install --target .tools/schemathesis-pip`; never system-wide. The version is pinned, so every run
  * (and CI) fuzzes with the same generator.
  */
@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { toolsDirectory } from '../../src/paths';
+import { toolsDirectory } from '../../platform/paths';
 
 const run = promisify(execFile);
 

@@ -1,9 +1,9 @@
-/** The service as a user runs it: `node dist/src/main.js` (embedded mode) in a child process. */
+/** The service as a user runs it: `node dist/processes/main.js` (embedded mode) in a child process. */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { waitFor } from './wait';
 
 const execFileAsync = promisify(execFile);
@@ -20,7 +20,7 @@ export class ServiceProcess {
 
   /** Starts the process and waits until /readyz answers 200. */
   async start(timeoutMs = 90_000): Promise<void> {
-    const child = spawn(process.execPath, [path.join(projectRoot, 'dist/src/main.js')], {
+    const child = spawn(process.execPath, [path.join(projectRoot, 'dist/processes/main.js')], {
       env: { ...process.env, ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -59,7 +59,7 @@ export class ServiceProcess {
   async admin(...args: string[]): Promise<string> {
     const { stdout } = await execFileAsync(
       process.execPath,
-      [path.join(projectRoot, 'dist/src/cli/admin.js'), ...args],
+      [path.join(projectRoot, 'dist/processes/admin.js'), ...args],
       {
         env: { ...process.env, ...this.env },
       },

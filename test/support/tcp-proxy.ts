@@ -3,7 +3,7 @@
  * or whose answers it can hold back for a while, to make a dependency answer late.
  */
 import net from 'node:net';
-import { listeningPort } from '../../src/net/listening-port';
+import { listeningPort } from '../../platform/net/listening-port';
 
 export class TcpProxy {
   private server: net.Server | undefined;

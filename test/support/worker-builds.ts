@@ -6,10 +6,10 @@
 import type { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleOption } from '@temporalio/worker';
-import type { Config, WorkerVersioning } from '../../src/config';
-import type { Logger } from '../../src/logger';
-import { startRuntime, type Runtime } from '../../src/runtime';
-import { pinRun, setVersioningOverride } from '../../src/temporal/worker-deployment';
+import type { Config, WorkerVersioning } from '../../platform/config';
+import type { Logger } from '../../platform/logger';
+import { startRuntime, type Runtime } from '../../processes/runtime';
+import { pinRun, setVersioningOverride } from '../../platform/temporal/worker-deployment';
 import { testLogger } from './stack';
 import { waitFor } from './wait';
 

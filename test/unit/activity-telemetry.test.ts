@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { REQUEST_ID_HEADER } from '../../core/telemetry';
-import { metrics } from '../../src/observability/metrics';
+import { metrics } from '../../platform/observability/metrics';
 import { activityTelemetry, failureCode } from '../../workers/telemetry';
 
 const contextOf = (activityType: string) =>

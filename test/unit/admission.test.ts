@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { AppError } from '../../src/errors';
-import { AdmissionGate } from '../../src/executions/admission';
+import { AppError } from '../../platform/errors';
+import { AdmissionGate } from '../../src/flow-control/admission';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 

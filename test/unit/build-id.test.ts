@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { bundleBuildId } from '../../src/temporal/worker-deployment';
+import { bundleBuildId } from '../../platform/temporal/worker-deployment';
 import { bundleWorkflows } from '../../workers/workflow-bundle';
 
 const DIST = path.resolve(__dirname, '../..');

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createSecretCipher } from '../../src/secrets/cipher';
+import { createSecretCipher } from '../../platform/secrets/cipher';
 
 describe('secret cipher', () => {
   const cipher = createSecretCipher('unit-test-key');

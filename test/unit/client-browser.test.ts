@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { SwitchyardApiClient } from '@switchyard/client';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 
 const CLIENT_DIST = path.join(projectRoot, 'clients', 'typescript', 'dist');
 

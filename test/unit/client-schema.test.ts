@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { CLIENT_GENERATE_COMMAND, CLIENT_SCHEMA_FILE, renderClientSchema } from '../../scripts/client-schema';
 
 describe('TypeScript client generated code', function () {

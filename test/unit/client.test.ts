@@ -11,7 +11,7 @@ import {
   retryingFetch,
   signHookRequest,
 } from '@switchyard/client';
-import { verifySignature } from '../../src/hooks/signature';
+import { verifySignature } from '../../src/inbound-hooks/signature';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });

@@ -1,8 +1,8 @@
-/** The compute threads (src/compute/): a time limit that kills, turns taken per workspace, bounded caches. */
+/** The compute threads (platform/compute/): a time limit that kills, turns taken per workspace, bounded caches. */
 import { expect } from 'chai';
 import { CompiledSchemas } from '../../core/definitions/input-schema';
-import { FairQueue } from '../../src/compute/fair-queue';
-import { ComputeLimitError, ComputePool } from '../../src/compute/pool';
+import { FairQueue } from '../../platform/compute/fair-queue';
+import { ComputeLimitError, ComputePool } from '../../platform/compute/pool';
 
 describe('compute threads', () => {
   it('serves the lines of several keys in turn, each in its order', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadConfig } from '../../platform/config';
 
 describe('configuration', () => {
   it('has the contract defaults with an empty environment', () => {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
-import { consoleDirectory } from '../../src/paths';
+import { consoleDirectory } from '../../platform/paths';
 
 const BUDGET_BYTES = 250 * 1024;
 

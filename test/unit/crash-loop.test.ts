@@ -1,5 +1,5 @@
 /**
- * Telling the run that crashes the worker from the runs in flight with it (src/temporal/crash-loop.ts):
+ * Telling the run that crashes the worker from the runs in flight with it (platform/temporal/crash-loop.ts):
  * only an attempt that started while a worker in probation polled, and no other worker, names its run.
  * The whole loop runs against real crashes in test/faults/crash-loop.test.ts.
  */
@@ -9,7 +9,7 @@ import {
   probationSince,
   ranInProbation,
   TIMEOUT_LAG_MS,
-} from '../../src/temporal/crash-loop';
+} from '../../platform/temporal/crash-loop';
 
 const probation = (since: number, lastAccess: number) => ({
   identity: probationIdentity('42@host', since),

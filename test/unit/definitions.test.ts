@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { durationAtMostPattern } from '../../core/definitions/durations';
-import { ComputePool } from '../../src/compute/pool';
-import { SchemaValidator } from '../../src/compute/schemas';
-import { AppError } from '../../src/errors';
+import { ComputePool } from '../../platform/compute/pool';
+import { SchemaValidator } from '../../platform/compute/schemas';
+import { AppError } from '../../platform/errors';
 import { parseDefinition as parse } from '../../src/definitions/validate';
-import { CUSTOMER_ONBOARDING } from '../../src/demo/customer-onboarding';
+import { CUSTOMER_ONBOARDING } from '../../processes/demo-definition';
 
 const compute = new ComputePool({ threads: 1 });
 after(() => compute.close());

@@ -4,7 +4,7 @@ import {
   checkUrlForm,
   DestinationError,
   isNonPublicAddress,
-} from '../../src/net/destination-guard';
+} from '../../platform/net/destination-guard';
 
 describe('destination guard', () => {
   for (const address of [

@@ -9,12 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
-import { consoleDirectory, migrationsDirectory, projectRoot, workflowBundlePath } from '../../src/paths';
-import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
+import { CONFIG_VARIABLES, loadConfig } from '../../platform/config';
+import { consoleDirectory, migrationsDirectory, projectRoot, workflowBundlePath } from '../../platform/paths';
+import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../platform/temporal/connection';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
-import { metrics } from '../../src/observability/metrics';
-import { OTEL_VARIABLES } from '../../src/observability/tracing';
+import { metrics } from '../../platform/observability/metrics';
+import { OTEL_VARIABLES } from '../../platform/observability/tracing';
 import { dashboardMetrics, DASHBOARD_PATH, readDashboard } from '../support/dashboard';
 
 interface Service {
@@ -378,8 +378,8 @@ describe('docker-compose.yml and Dockerfile', () => {
     };
 
     for (const [name, expected] of [
-      ['api', 'src/api-main.ts'],
-      ['worker', 'workers/main.ts'],
+      ['api', 'processes/api-main.ts'],
+      ['worker', 'processes/worker-main.ts'],
     ] as const) {
       it(`runs ${expected} (compiled) in the ${name} service`, () => {
         const command = commandOf(name);
@@ -616,8 +616,8 @@ describe('docker-compose.yml and Dockerfile', () => {
     for (const file of [
       'package.json',
       path.relative(projectRoot, migrationsDirectory),
-      'dist/src/api-main.js',
-      'dist/workers/main.js',
+      'dist/processes/api-main.js',
+      'dist/processes/worker-main.js',
       path.relative(projectRoot, workflowBundlePath),
       path.relative(projectRoot, consoleDirectory),
     ]) {
@@ -645,7 +645,7 @@ describe('docker-compose.yml and Dockerfile', () => {
     });
 
     it('starts the API by default', () => {
-      expect(cmdOf(runtime)).to.deep.equal(['node', 'dist/src/api-main.js']);
+      expect(cmdOf(runtime)).to.deep.equal(['node', 'dist/processes/api-main.js']);
     });
   });
 

@@ -10,9 +10,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import ts from 'typescript';
-import { CONFIG_VARIABLES } from '../../src/config';
-import { projectRoot } from '../../src/paths';
-import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../src/temporal/connection';
+import { CONFIG_VARIABLES } from '../../platform/config';
+import { projectRoot } from '../../platform/paths';
+import { TEMPORAL_ENVCONFIG_VARIABLES } from '../../platform/temporal/connection';
 import {
   codeSpans,
   fencedBlocks,
@@ -54,6 +54,8 @@ const DOCUMENTS = [
 /** Where code comments live: they cite docs pages, which must exist. */
 const CODE = [
   'src',
+  'platform',
+  'processes',
   'core',
   'workers',
   'clients/typescript/src',
@@ -146,7 +148,7 @@ describe('docs', () => {
       {
         names: /^(SERVICE_NODE_OPTIONS|MALLOC_ARENA_MAX)$/,
         why: 'read by `npm start` for the service process it runs',
-        readIn: ['src/main.ts'],
+        readIn: ['processes/main.ts'],
       },
       {
         names: /^(SWITCHYARD_URL|SWITCHYARD_API_KEY|XDG_CONFIG_HOME)$/,
@@ -168,7 +170,7 @@ describe('docs', () => {
       {
         names: /^OTEL_[A-Z0-9_]+$/,
         why: "OpenTelemetry's standard variables, read by its SDK",
-        readIn: ['src/observability/tracing.ts'],
+        readIn: ['platform/observability/tracing.ts'],
       },
       { names: /^BENCH_[A-Z0-9_]+$/, why: 'the benchmark', readIn: ['bench'] },
       { names: /^FAKE_AI_PORT$/, why: '`npm run fake-ai`', readIn: ['scripts/fake-ai-provider.ts'] },
@@ -231,7 +233,7 @@ describe('docs', () => {
       });
       expect(
         unknown.map(({ name, where }) => `${name} (${where})`),
-        'variables the docs name that neither src/config.ts nor a known reader reads',
+        'variables the docs name that neither platform/config.ts nor a known reader reads',
       ).to.deep.equal([]);
     });
   });

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config';
-import { embeddedCodecEndpoint } from '../../src/runtime';
-import { devServerArgs } from '../../src/temporal/dev-server';
+import { ConfigError, loadConfig } from '../../platform/config';
+import { embeddedCodecEndpoint } from '../../processes/runtime';
+import { devServerArgs } from '../../platform/temporal/dev-server';
 import {
   ENCRYPTED_ENCODING,
   EncryptionCodec,
   KEY_ID_METADATA,
-  parsePayloadKeys,
   PayloadDecryptionError,
-} from '../../src/temporal/encryption-codec';
+} from '../../platform/temporal/encryption-codec';
+import { parsePayloadKeys } from '../../platform/payload-keys';
 
 const keyA = { id: 'a', key: randomBytes(32) };
 const keyB = { id: 'b', key: randomBytes(32) };

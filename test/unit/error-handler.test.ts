@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import Koa from 'koa';
 import request from 'supertest';
-import { AppError } from '../../src/errors';
+import { AppError } from '../../platform/errors';
 import { errorHandler } from '../../src/http/error-handler';
 import { requestId } from '../../src/http/request-id';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../platform/logger';
 
 /** The error middleware on its own, in front of routes that fail the ways real code can. */
 function appThrowing(error: unknown): Koa {

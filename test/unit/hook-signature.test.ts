@@ -8,7 +8,7 @@ import {
   replayKey,
   signatureHeader,
   verifySignature,
-} from '../../src/hooks/signature';
+} from '../../src/inbound-hooks/signature';
 
 const SECRET = 'whsec_dGVzdC1zZWNyZXQtdGVzdC1zZWNyZXQtMTIz';
 const OTHER = 'whsec_b3RoZXItc2VjcmV0LW90aGVyLXNlY3JldC00NTY=';

@@ -4,7 +4,7 @@ import {
   hookExecutionId,
   newExecutionId,
   scheduledExecutionIdPrefix,
-} from '../../src/ids';
+} from '../../platform/ids';
 
 describe('execution ids', () => {
   it('accepts the ids the trigger endpoint makes', () => {

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { projectRoot } from '../../src/paths';
+import { projectRoot } from '../../platform/paths';
 import { writeOpenApiDocument } from '../../scripts/openapi-document';
 
 const run = promisify(execFile);

@@ -2,8 +2,8 @@
 import { PassThrough } from 'node:stream';
 import vm from 'node:vm';
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config';
-import { createLogger, resolveLogFormat, type LogFormat } from '../../src/logger';
+import { loadConfig } from '../../platform/config';
+import { createLogger, resolveLogFormat, type LogFormat } from '../../platform/logger';
 
 function capture(
   format: LogFormat,

@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { EVENT_KINDS } from '../../core/event-types';
 import { apiRoutes, openApiDocument } from '../../src/app';
 import { eventPayloadExample, eventPayloadSchema } from '../../src/api/schemas';
-import { ERROR_CODES } from '../../src/errors';
+import { ERROR_CODES } from '../../platform/errors';
 
 /** The document, walked as plain JSON. */
 type Json = any;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { expect } from 'chai';
 import type Koa from 'koa';
-import type { AppError } from '../../src/errors';
+import type { AppError } from '../../platform/errors';
 import {
   createRateLimiter,
   enforceRateLimits,
@@ -18,7 +18,7 @@ import {
   type RateLimiter,
   type RateLimiterOptions,
 } from '../../src/http/rate-limit';
-import { migrationsDirectory } from '../../src/paths';
+import { migrationsDirectory } from '../../platform/paths';
 import { sleep, waitFor } from '../support/wait';
 
 /** A fake clock for the in-memory buckets, in ms. */

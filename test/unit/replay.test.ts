@@ -10,8 +10,8 @@ import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectRoot, workflowBundlePath } from '../../src/paths';
-import { dataConverterOf, payloadCodecsOf } from '../../src/temporal/encryption-codec';
+import { projectRoot, workflowBundlePath } from '../../platform/paths';
+import { dataConverterOf, payloadCodecsOf } from '../../platform/temporal/encryption-codec';
 import { installTemporalRuntime } from '../../workers/worker';
 import { testLogger } from '../support/stack';
 

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import Long from 'long';
 import type { temporal } from '@temporalio/proto';
-import { rolloutDecision } from '../../src/temporal/worker-deployment';
+import { rolloutDecision } from '../../platform/temporal/worker-deployment';
 
 const DEPLOYMENT = 'switchyard';
 

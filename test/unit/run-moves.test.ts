@@ -1,10 +1,10 @@
 /**
  * Moving runs between builds (docs/operations.md#moving-runs-between-builds): a worker that stops in the
- * middle of a long move checks no further run (src/runtime.ts aborts it), so its stop does not wait.
+ * middle of a long move checks no further run (processes/runtime.ts aborts it), so its stop does not wait.
  */
 import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
-import { workflowBundlePath } from '../../src/paths';
+import { workflowBundlePath } from '../../platform/paths';
 import { moveRuns } from '../../workers/run-moves';
 
 describe('run moves', () => {

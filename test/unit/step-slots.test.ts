@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { loadConfig, ConfigError } from '../../src/config';
+import { loadConfig, ConfigError } from '../../platform/config';
 import { fairnessKeyOf, MAX_FAIRNESS_KEY_BYTES } from '../../core/fairness';
 import { WorkspaceStepSlots } from '../../workers/activities/step-slots';
 

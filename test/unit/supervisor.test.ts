@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createLogger } from '../../src/logger';
-import { superviseService } from '../../src/supervisor';
+import { createLogger } from '../../platform/logger';
+import { superviseService } from '../../processes/supervisor';
 
 describe('the supervisor of the embedded service process', () => {
   it('starts the service process with the Node options it is given', async () => {

@@ -4,8 +4,8 @@
  * under `.example`, which never resolves). Every other name must still resolve, to public addresses only.
  */
 import { expect } from 'chai';
-import { DestinationError } from '../../src/net/destination-guard';
-import { isDocumentationHost } from '../../src/net/documentation-hosts';
+import { DestinationError } from '../../platform/net/destination-guard';
+import { isDocumentationHost } from '../../platform/net/documentation-hosts';
 import { checkWebhookUrl } from '../../src/api/webhooks';
 import { openApiDocument } from '../../src/app';
 

@@ -6,9 +6,9 @@
  * the one in flight, whose size is not known in advance.
  */
 import { ApplicationFailure } from '@temporalio/activity';
-import { addAiTokens, aiTokensToday } from '../../src/store/ai-usage';
-import type { Queryable } from '../../src/store/db';
-import { effectiveLimit } from '../../src/store/workspace-limits';
+import { addAiTokens, aiTokensToday } from '../../platform/store/ai-usage';
+import type { Queryable } from '../../platform/store/db';
+import { effectiveLimit } from '../../platform/store/workspace-limits';
 import { STEP_ERROR_CODES } from '../../core/execution-types';
 import type { LimitValue } from '../../core/workspace-limits';
 

@@ -9,7 +9,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { request } from 'undici';
 import { SchemaError } from '../../core/definitions/input-schema';
 import type { ErrorDetail } from '../../core/error-detail';
-import type { SchemaValidation } from '../../src/compute/schemas';
+import type { SchemaValidation } from '../../platform/compute/schemas';
 import {
   STEP_ERROR_CODES,
   type AiOutput,

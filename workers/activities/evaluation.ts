@@ -3,14 +3,14 @@
  * every few thousand steps (core/expressions/evaluate.ts), unless the expression matches regular
  * expressions. A match is linear in its input on RE2, but one call over a long string cannot pause, so
  * those evaluations run on a compute thread, in the workspace's turn, killed past the time limit
- * (src/compute/pool.ts). The step's budget of steps and work is shared either way.
+ * (platform/compute/pool.ts). The step's budget of steps and work is shared either way.
  */
 import { ExpressionError, LIMIT_CODES } from '../../core/expressions/errors';
 import { evaluateExpression } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
 import { matchesRegex } from '../../core/expressions/references';
 import type { Evaluate } from '../../core/expressions/templates';
-import { ComputeLimitError, type ComputePool } from '../../src/compute/pool';
+import { ComputeLimitError, type ComputePool } from '../../platform/compute/pool';
 
 /** Evaluates expressions of `workspaceId`'s steps (evaluateExpression's signature). */
 export function workspaceEvaluator(compute: ComputePool, workspaceId: string): Evaluate {

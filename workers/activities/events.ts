@@ -13,9 +13,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Agent, request } from 'undici';
-import { checkDestination, guardedLookup, type DestinationPolicy } from '../../src/net/destination-guard';
-import type { SecretCipher } from '../../src/secrets/cipher';
-import type { Database } from '../../src/store/db';
+import {
+  checkDestination,
+  guardedLookup,
+  type DestinationPolicy,
+} from '../../platform/net/destination-guard';
+import type { SecretCipher } from '../../platform/secrets/cipher';
+import type { Database } from '../../platform/store/db';
 import {
   createDeliveries,
   deliveryTarget,
@@ -23,8 +27,8 @@ import {
   markDelivery,
   recordAttempt,
   subscribedEndpoints,
-} from '../../src/store/webhooks';
-import { webhookHeaders } from '../../src/webhooks/signing';
+} from '../../platform/store/webhooks';
+import { webhookHeaders } from '../../platform/webhook-signing';
 import {
   DELIVERY_WORKFLOW_TYPE,
   deliveryWorkflowId,
@@ -32,9 +36,9 @@ import {
   type EmittedEvent,
   type EventKind,
 } from '../../core/event-types';
-import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
+import { DATABASE_WAIT_MS, withDeadline } from '../../platform/store/deadline';
 import { parseRetryAfter } from './retry-after';
-import { metrics } from '../../src/observability/metrics';
+import { metrics } from '../../platform/observability/metrics';
 import { workspacePriority } from '../../core/fairness';
 
 export interface EventActivityDeps {

@@ -2,10 +2,10 @@
  * The housekeeping job's work (workers/workflows/housekeeping.ts): what the contract keeps only for a
  * while, deleted once that while is over, so tables stay bounded however long the service runs.
  */
-import type { Database } from '../../src/store/db';
-import { purgeExecutionRetries } from '../../src/store/execution-retries';
-import { purgeExpiredIdempotencyKeys } from '../../src/store/idempotency';
-import { purgeDeliveryLog } from '../../src/store/webhooks';
+import type { Database } from '../../platform/store/db';
+import { purgeExecutionRetries } from '../../platform/store/execution-retries';
+import { purgeExpiredIdempotencyKeys } from '../../platform/store/idempotency';
+import { purgeDeliveryLog } from '../../platform/store/webhooks';
 
 export interface PurgeResult {
   /** Trigger idempotency keys past their 24 hours (docs/api.md#idempotency). */

@@ -13,7 +13,7 @@ import {
   DestinationError,
   guardedLookup,
   type DestinationPolicy,
-} from '../../src/net/destination-guard';
+} from '../../platform/net/destination-guard';
 import {
   STEP_ERROR_CODES,
   type HttpRequestSpec,
@@ -24,7 +24,7 @@ import { MAX_STEP_TIMEOUT_MS } from '../../core/definitions/schema';
 import { objectFromEntries } from '../../core/user-json';
 import { rethrowIfCanceled, whileHeartbeating } from './heartbeat';
 import { parseRetryAfter } from './retry-after';
-import { outboundSpan, withTraceContext } from '../../src/observability/tracing';
+import { outboundSpan, withTraceContext } from '../../platform/observability/tracing';
 import type { SecretResolution } from './secrets';
 
 export interface HttpConnectorOptions {

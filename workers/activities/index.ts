@@ -3,12 +3,12 @@
  * processes wire the same code to different databases and settings. Keys are Temporal activity types.
  */
 import type { Client } from '@temporalio/client';
-import type { ComputePool } from '../../src/compute/pool';
-import { SchemaValidator } from '../../src/compute/schemas';
-import type { CachedReads } from '../../src/store/cached-reads';
-import type { Database } from '../../src/store/db';
-import type { SecretCipher } from '../../src/secrets/cipher';
-import { readSecretValues } from '../../src/store/secrets';
+import type { ComputePool } from '../../platform/compute/pool';
+import { SchemaValidator } from '../../platform/compute/schemas';
+import type { CachedReads } from '../../platform/store/cached-reads';
+import type { Database } from '../../platform/store/db';
+import type { SecretCipher } from '../../platform/secrets/cipher';
+import { readSecretValues } from '../../platform/store/secrets';
 import type { LimitValue } from '../../core/workspace-limits';
 import { createAiActivity, type AiProviderConfig } from './ai';
 import { createAiBudget } from './ai-budget';
@@ -27,7 +27,7 @@ export interface ActivityDeps {
   /** Told when a batch of an execution's steps begins (the embedded process's admission: admission.ts). */
   onStepsBegin?: (executionId: string) => void;
   cipher: SecretCipher;
-  /** Threads for workspaces' schemas and regular expressions (src/compute/pool.ts). */
+  /** Threads for workspaces' schemas and regular expressions (platform/compute/pool.ts). */
   compute: ComputePool;
   allowPrivateDestinations: boolean;
   /** Cap on a connector (or AI provider) response body. */

@@ -22,7 +22,7 @@ import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
 import { readsSecrets } from '../../core/expressions/references';
 import { resolveTemplates, secretTemplatePointers, type Evaluate } from '../../core/expressions/templates';
-import type { ComputePool } from '../../src/compute/pool';
+import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from './evaluation';
 import {
   DATA_LIMIT_CODES,
@@ -45,9 +45,9 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
-import { DATABASE_WAIT_MS, withDeadline } from '../../src/store/deadline';
+import { DATABASE_WAIT_MS, withDeadline } from '../../platform/store/deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
-import { metrics } from '../../src/observability/metrics';
+import { metrics } from '../../platform/observability/metrics';
 import type { WorkspaceStepSlots } from './step-slots';
 
 export interface StepRunnerDeps {

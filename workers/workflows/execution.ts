@@ -14,7 +14,7 @@
  * run of the same execution that resumes at the failed step (ExecutionInput.resume).
  *
  * Versioning: a run stays on the worker build that started it (PINNED), so a deploy never replays it on code
- * it was not written for (src/temporal/worker-deployment.ts,
+ * it was not written for (platform/temporal/worker-deployment.ts,
  * docs/operations.md#deploys-worker-builds-and-versioning).
  *
  * Deterministic code only (Temporal's sandbox). No module-level mutable state: with reuseV8Context,
@@ -48,7 +48,6 @@ import {
   type ApprovalDecision,
   type ApprovalDecisionRequest,
   type BatchNext,
-  type ExecutionError,
   type ExecutionInput,
   type ExecutionResult,
   type ExpressionContext,
@@ -56,6 +55,7 @@ import {
   type StepBatchResult,
   type StepRecord,
 } from '../../core/execution-types';
+import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { attemptTimeoutOf, durationMs } from '../../core/step-defaults';

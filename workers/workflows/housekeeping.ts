@@ -1,5 +1,5 @@
 /**
- * The housekeeping job: started by its Temporal Schedule (src/housekeeping/schedule.ts), one activity
+ * The housekeeping job: started by its Temporal Schedule (workers/housekeeping-schedule.ts), one activity
  * that purges expired rows; its result (rows deleted per table) is the run's result in Temporal UI.
  */
 import { proxyActivities, setWorkflowOptions } from '@temporalio/workflow';

@@ -1,0 +1,44 @@
+/**
+ * The reads every trigger and every run makes, cached per process and emptied by change notices
+ * (changes.ts): a workflow's version (the latest, or a given one), the hook secrets of a workflow id,
+ * a workspace's subscribed event kinds. A trigger through the signed hook reads nothing else from the
+ * database. Cached records are shared: callers must not change them.
+ */
+import type { EventKind } from '../../core/event-types';
+import { hookCandidates, type SealedHookCandidate } from './hook-secrets';
+import { ReadCache, type ChangeFeed } from './changes';
+import type { Queryable } from './db';
+import { subscribedEventKinds } from './webhooks';
+import { getWorkflowVersion, type WorkflowVersionRecord } from './workflows';
+
+export class CachedReads {
+  private readonly versions: ReadCache<WorkflowVersionRecord | undefined>;
+  private readonly hooks: ReadCache<SealedHookCandidate[]>;
+  private readonly eventKinds: ReadCache<EventKind[]>;
+
+  constructor(
+    private readonly db: Queryable,
+    feed: ChangeFeed,
+  ) {
+    this.versions = new ReadCache(feed, 'workflows');
+    this.hooks = new ReadCache(feed, 'workflows');
+    this.eventKinds = new ReadCache(feed, 'webhooks');
+  }
+
+  /** A version of a workflow (the latest when `version` is undefined). */
+  workflowVersion(workspaceId: string, workflowId: string, version?: number) {
+    return this.versions.get(`${workspaceId}\u0000${workflowId}\u0000${version ?? 'latest'}`, () =>
+      getWorkflowVersion(this.db, workspaceId, workflowId, version),
+    );
+  }
+
+  /** The sealed hook secrets of every workflow with this id whose latest version has a webhook trigger. */
+  hookCandidates(workflowId: string) {
+    return this.hooks.get(workflowId, () => hookCandidates(this.db, workflowId));
+  }
+
+  /** The event kinds some enabled endpoint of the workspace subscribes to. */
+  subscribedEventKinds(workspaceId: string) {
+    return this.eventKinds.get(workspaceId, () => subscribedEventKinds(this.db, workspaceId));
+  }
+}
