@@ -219,7 +219,7 @@ export async function startRuntime({
         logger.warn({ err: error }, 'Could not set up the housekeeping schedule; the next start tries again'),
       );
       // A run that crashed the worker before (maybe just now) must not crash this one, nor take the runs
-      // that were in flight with it down too: probation (temporal/crash-loop.ts).
+      // that were in flight with it down too: probation (platform/temporal/crash-loop.ts).
       const running = await runProbationWorker({
         client: temporal.client,
         taskQueue: config.temporal.taskQueue,

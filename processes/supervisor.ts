@@ -3,7 +3,7 @@
  * Temporal dev server and runs the service (API + worker) as a child process, which it restarts, with a
  * growing delay, whenever it dies unexpectedly — for example a worker aborted by the runtime. Runs and
  * events live in Temporal and the database, so a restart loses nothing; a run whose workflow task keeps
- * crashing the worker is terminated at the next start (see temporal/crash-loop.ts).
+ * crashing the worker is terminated at the next start (see platform/temporal/crash-loop.ts).
  *
  * In production the API and worker processes are restarted by whatever runs them (docker-compose's
  * `restart:`, Kubernetes); the same crash-loop check runs at every worker start.

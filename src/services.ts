@@ -22,7 +22,7 @@ export interface Services {
    * first workflow task can come back in the start response (eager start).
    */
   eagerStart: boolean;
-  /** Backpressure: refuses new executions while the workers are behind (executions/backpressure.ts). */
+  /** Backpressure: refuses new executions while the workers are behind (flow-control/backpressure.ts). */
   backlog: ExecutionBacklog;
   /** With the worker in this process: paces new executions by how fast it takes them (admission.ts). */
   admission: AdmissionGate | undefined;
@@ -34,6 +34,6 @@ export interface Services {
   schemas: SchemaValidation;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;
-  /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (observability/tracing.ts). */
+  /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (platform/observability/tracing.ts). */
   tracing?: Tracing | undefined;
 }

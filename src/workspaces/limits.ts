@@ -13,7 +13,7 @@ export function limitOf(services: Services, workspaceId: string, name: LimitName
   return effectiveLimit(services.db, workspaceId, name, services.config.workspaceLimits[name]);
 }
 
-/** A count limit of the workspace, to create within (store/workspace-limits.ts createWithinLimit). */
+/** A count limit of the workspace, to create within (platform/store/workspace-limits.ts createWithinLimit). */
 export async function countLimit(
   services: Services,
   workspaceId: string,

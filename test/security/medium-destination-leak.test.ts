@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: the destination guard's refusals reach the workspace (step errors, delivery attempts,
+ * The destination guard's refusals reach the workspace (step errors, delivery attempts,
  * 400 invalid_webhook_url). For a name that resolves to a private address they say so without the
  * address: which internal address a name maps to is the operator's network map, not the tenant's.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: GET /v1/executions/{id} decides whose execution it is before fetching its history.
+ * GET /v1/executions/{id} decides whose execution it is before fetching its history.
  * Another workspace's id (or one that exists nowhere) answers 404 after one describe, without
  * downloading a history that may be megabytes: an attacker cannot make the API read other workspaces'
  * histories, even to throw them away. Calls are counted on the API's own Temporal connection.

@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: saving a workflow with a schedule trigger calls Temporal (its Schedule), and no
+ * Saving a workflow with a schedule trigger calls Temporal (its Schedule), and no
  * database connection may wait on that call: a slow Temporal would otherwise hold the pool's
  * connections (and the workflow row's lock) inside open transactions, for every workspace. Temporal's
  * createSchedule is held back here while the save is in flight, and PostgreSQL is asked whether any

@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: `/metrics` names workspaces and workflows, so it is not for anyone who can reach the
+ * `/metrics` names workspaces and workflows, so it is not for anyone who can reach the
  * API's port. Without METRICS_TOKEN it answers only clients on this machine: on the API's port a remote
  * client gets 403, and the METRICS_PORT server listens on METRICS_HOST, 127.0.0.1 unless set. And the
  * `workflow` label, whose values any workspace creates, takes at most 1,000 values per process; later

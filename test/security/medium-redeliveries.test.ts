@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: redeliveries are bounded (src/webhooks/redeliver.ts, docs/webhooks.md#redelivery).
+ * Redeliveries are bounded (src/webhooks/redeliver.ts, docs/webhooks.md#redelivery).
  * One series of attempts per delivery at a time (a second request while one runs is 409
  * `delivery_in_progress`, not a second workflow sending the same event in parallel), a rate per workspace
  * (10 at once, then 429), and a delivery left `pending` with nothing sending it can be sent again.

@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: a SECRETS_KEY printed in this repository (docker-compose.yml's former default, the
+ * A SECRETS_KEY printed in this repository (docker-compose.yml's former default, the
  * docs' `SECRETS_KEY=...`) is public; the configuration refuses it at start with an error naming the
  * variable, instead of encrypting every workspace's secrets with a key anyone can read.
  */

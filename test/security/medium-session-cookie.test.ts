@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: over HTTPS the console's session cookie is `__Host-switchyard_session` and Secure, so
+ * Over HTTPS the console's session cookie is `__Host-switchyard_session` and Secure, so
  * neither a plain-HTTP page nor a sibling subdomain can plant or overwrite it, and the browser never sends
  * it over plain HTTP. Behind a proxy that terminates TLS, TRUST_PROXY=true makes X-Forwarded-Proto count;
  * over plain HTTP (local development) the cookie stays `switchyard_session` and works. The app is the

@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: no database statement runs unbounded. On a PostgreSQL server every pool connection
+ * No database statement runs unbounded. On a PostgreSQL server every pool connection
  * has statement_timeout = DATABASE_STATEMENT_TIMEOUT_MS (15 s by default), so the server cancels a
  * statement that runs longer (and frees its locks and connection) instead of letting it hold them.
  */

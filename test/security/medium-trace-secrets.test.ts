@@ -1,5 +1,5 @@
 /**
- * Issue 23, medium: a workspace secret a connector puts into its URL's path (`/users/{{ secrets.TOKEN }}`)
+ * A workspace secret a connector puts into its URL's path (`/users/{{ secrets.TOKEN }}`)
  * must not reach traces, which go to a tracing backend outside the secrets' protection. The outbound
  * span records the URL with the secret's value masked. Spans are collected in memory from the process's
  * tracer provider (the worker runs in this process).

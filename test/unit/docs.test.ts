@@ -45,6 +45,7 @@ function filesUnder(dir: string, keep: (file: string) => boolean): string[] {
 /** Every Markdown document of the project a reader meets. */
 const DOCUMENTS = [
   'README.md',
+  'ARCHITECTURE.md',
   'CHANGELOG.md',
   ...filesUnder('docs', (file) => file.endsWith('.md')),
   'clients/typescript/README.md',
