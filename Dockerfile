@@ -25,7 +25,7 @@ COPY processes ./processes
 COPY console ./console
 RUN npm run build
 
-# --- production-dependencies: runtime packages only (@temporalio/testing included: it is a dependency) ---
+# --- production-dependencies: runtime packages only (@temporalio/testing is a development dependency) ---
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -87,12 +87,14 @@ export function installTemporalRuntime(
   }
 }
 
+/** What a worker logs when it bundles its workflow code at start (an image ships the bundle instead). */
+export const BUNDLING_AT_START =
+  'No prebuilt workflow bundle; bundling the workflow code now (run `npm run build` to skip this)';
+
 /** The workflow bundle: the one `npm run build` wrote, or a fresh one (development without a build). */
 export async function loadWorkflowBundle(logger: Logger): Promise<WorkflowBundleOption> {
   if (fs.existsSync(workflowBundlePath)) return { codePath: workflowBundlePath };
-  logger.info(
-    'No prebuilt workflow bundle; bundling the workflow code now (run `npm run build` to skip this)',
-  );
+  logger.info(BUNDLING_AT_START);
   return { code: await bundleWorkflows(path.resolve(__dirname, '..')) };
 }
 

@@ -40,6 +40,8 @@ export class Managed {
     readonly name: string,
     private readonly script: string,
     private readonly env: () => Record<string, string>,
+    /** The folder the process runs in, and `script` is relative to: the checkout, or an image's folder. */
+    private readonly root: string = projectRoot,
   ) {}
 
   get running(): boolean {
@@ -48,7 +50,8 @@ export class Managed {
 
   start(): void {
     this.output = '';
-    const child = spawn(process.execPath, [path.join(projectRoot, this.script)], {
+    const child = spawn(process.execPath, [path.join(this.root, this.script)], {
+      cwd: this.root,
       env: { ...process.env, ...this.env() },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -246,7 +249,7 @@ export class Deployment {
 }
 
 /** Starts an API process and waits until its /readyz answers 200 (fails at once if it exits). */
-async function startUntilReady(api: Managed, url: string): Promise<void> {
+export async function startUntilReady(api: Managed, url: string): Promise<void> {
   api.start();
   await waitFor(
     async () => {

@@ -16,6 +16,16 @@ import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import { metrics } from '../../platform/observability/metrics';
 import { OTEL_VARIABLES } from '../../platform/observability/tracing';
 import { dashboardMetrics, DASHBOARD_PATH, readDashboard } from '../support/dashboard';
+import {
+  cmdOf,
+  copiesOf,
+  parseDockerfile,
+  places,
+  runsOf,
+  workdirOf,
+  type CopiedPath,
+  type Stage,
+} from '../support/dockerfile';
 
 interface Service {
   image?: string;
@@ -89,101 +99,6 @@ function hasHealthcheck(service: Service): boolean {
 function hostAndPort(address: string): { host: string; port: number } {
   const separator = address.lastIndexOf(':');
   return { host: address.slice(0, separator), port: Number(address.slice(separator + 1)) };
-}
-
-// --- Dockerfile ---
-
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-
-interface Stage {
-  name: string | undefined;
-  instructions: Instruction[];
-}
-
-/** Stages and instructions: comments dropped, continuation lines joined. */
-function parseDockerfile(text: string): Stage[] {
-  const logicalLines: string[] = [];
-  let pending = '';
-  for (const line of text.split('\n')) {
-    if (/^\s*#/.test(line)) continue;
-    const continued = /\\\s*$/.test(line);
-    pending += `${continued ? line.replace(/\\\s*$/, '') : line} `;
-    if (!continued) {
-      if (pending.trim()) logicalLines.push(pending.trim());
-      pending = '';
-    }
-  }
-  const stages: Stage[] = [];
-  for (const line of logicalLines) {
-    const [, keyword = '', args = ''] = /^(\S+)\s*(.*)$/.exec(line) ?? [];
-    const instruction = { keyword: keyword.toUpperCase(), args };
-    if (instruction.keyword === 'FROM') {
-      stages.push({ name: /\s+AS\s+(\S+)\s*$/i.exec(args)?.[1], instructions: [] });
-    } else if (stages.length > 0) {
-      stages[stages.length - 1]!.instructions.push(instruction);
-    }
-  }
-  return stages;
-}
-
-interface CopiedPath {
-  /** The stage copied from; undefined for the build context. */
-  from: string | undefined;
-  source: string;
-  target: string;
-}
-
-/** What each COPY of a stage puts where, with relative targets resolved against WORKDIR. */
-function copiesOf(stage: Stage): CopiedPath[] {
-  const copies: CopiedPath[] = [];
-  let workdir = '/';
-  for (const { keyword, args } of stage.instructions) {
-    if (keyword === 'WORKDIR') workdir = path.posix.resolve(workdir, args.trim());
-    if (keyword !== 'COPY' && keyword !== 'ADD') continue;
-    const tokens = args.split(/\s+/).filter(Boolean);
-    const from = tokens.find((token) => token.startsWith('--from='))?.slice('--from='.length);
-    const operands = tokens.filter((token) => !token.startsWith('--'));
-    const destination = path.posix.resolve(workdir, operands[operands.length - 1]!);
-    const sources = operands.slice(0, -1);
-    const intoDirectory = sources.length > 1 || operands[operands.length - 1]!.endsWith('/');
-    for (const source of sources) {
-      const normalized = source.startsWith('/')
-        ? path.posix.normalize(source)
-        : path.posix.normalize(source).replace(/\/$/, '');
-      copies.push({
-        from,
-        source: normalized,
-        target: intoDirectory ? path.posix.join(destination, path.posix.basename(normalized)) : destination,
-      });
-    }
-  }
-  return copies;
-}
-
-function workdirOf(stage: Stage): string {
-  return stage.instructions
-    .filter((instruction) => instruction.keyword === 'WORKDIR')
-    .reduce((dir, instruction) => path.posix.resolve(dir, instruction.args.trim()), '/');
-}
-
-function runsOf(stage: Stage): string[] {
-  return stage.instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
-}
-
-/** Whether `copy` puts `sourcePath` (a path in its source: build context or stage) at `targetPath`. */
-function places(copy: CopiedPath, sourcePath: string, targetPath: string): boolean {
-  const relative = path.posix.relative(copy.source, sourcePath);
-  if (relative.startsWith('..') || path.posix.isAbsolute(relative)) return false;
-  return path.posix.join(copy.target, relative) === targetPath;
-}
-
-function cmdOf(stage: Stage): string[] {
-  const cmd = stage.instructions.filter((i) => i.keyword === 'CMD').pop();
-  if (!cmd) return [];
-  return cmd.args.startsWith('[') ? (JSON.parse(cmd.args) as string[]) : ['/bin/sh', '-c', cmd.args];
 }
 
 describe('docker-compose.yml and Dockerfile', () => {
