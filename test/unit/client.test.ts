@@ -1,9 +1,11 @@
 /**
  * The hand-written parts of @switchyard/client that need no service: the inbound signature (checked by
- * the service's own verifier), retries honouring Retry-After, the error class, and cursor iteration.
+ * the service's own verifier), retries honouring Retry-After, the error class, cursor iteration, and the
+ * list of execution statuses.
  */
 import { expect } from 'chai';
 import {
+  EXECUTION_STATUSES,
   PageIterator,
   SwitchyardError,
   hookSignatureHeader,
@@ -11,6 +13,7 @@ import {
   retryingFetch,
   signHookRequest,
 } from '@switchyard/client';
+import { EXECUTION_STATUSES as API_EXECUTION_STATUSES } from '../../src/executions/views';
 import { verifySignature } from '../../src/inbound-hooks/signature';
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -140,6 +143,13 @@ describe('@switchyard/client (unit)', () => {
       expect(items).to.deep.equal([0, 1, 2, 3, 4, 5]);
       expect(cursors).to.deep.equal([undefined, '1', '2']);
       expect(await pages.toArray(3)).to.deep.equal([0, 1, 2]);
+    });
+  });
+
+  describe('EXECUTION_STATUSES', () => {
+    // The compiler checks it holds the generated type's statuses; the console's filter shows them in order.
+    it("lists the API's execution statuses in the API's order", () => {
+      expect(EXECUTION_STATUSES).to.deep.equal(API_EXECUTION_STATUSES);
     });
   });
 });

@@ -42,6 +42,26 @@ type BodyOf<K extends keyof operations> = operations[K] extends {
 /** A list's filters, without the cursor (the iterator keeps it). */
 type ListQuery<K extends keyof operations> = Omit<QueryOf<K>, 'cursor'>;
 
+/**
+ * Every status of an execution once, as keys in the order the API documents them (docs/api.md#executions).
+ * Typed by the OpenAPI document's generated schema: a status the document has and this lacks, or the
+ * reverse, fails to compile.
+ */
+const EXECUTION_STATUS_KEYS: Record<ExecutionStatus, true> = {
+  running: true,
+  waiting: true,
+  success: true,
+  failed: true,
+  canceled: true,
+  terminated: true,
+  timed_out: true,
+};
+
+/** Every status of an execution, running and waiting first, then the final ones. */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = Object.keys(
+  EXECUTION_STATUS_KEYS,
+) as ExecutionStatus[];
+
 /** Statuses an execution does not leave. */
 export const FINAL_EXECUTION_STATUSES: readonly ExecutionStatus[] = [
   'success',

@@ -5,6 +5,7 @@
  */
 export {
   SwitchyardApiClient,
+  EXECUTION_STATUSES,
   FINAL_EXECUTION_STATUSES,
   type SwitchyardClientOptions,
   type TriggerOptions,

@@ -3,7 +3,16 @@
  * returns to the button that opened it.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import type { Action } from '../use-action';
+
+/** What opens, closes and answers a ConfirmDialog: `useConfirmed` makes it. */
+export interface ConfirmDialogState {
+  open: boolean;
+  busy?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}
 
 export function ConfirmDialog({
   open,
@@ -14,15 +23,11 @@ export function ConfirmDialog({
   busy = false,
   onConfirm,
   onCancel,
-}: {
-  open: boolean;
+}: ConfirmDialogState & {
   title: string;
   children: ComponentChildren;
   confirmLabel: string;
   danger?: boolean;
-  busy?: boolean;
-  onConfirm: () => void;
-  onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -53,4 +58,33 @@ export function ConfirmDialog({
       </div>
     </dialog>
   );
+}
+
+/**
+ * An action on one thing that a ConfirmDialog asks about first (a key to revoke, a run to cancel): `ask`
+ * opens the dialog about it, `asking` is what it asks about. Confirming runs `perform` through `action`;
+ * when it succeeds the dialog closes and `then` runs (a notice, a reload); when it fails the dialog closes
+ * and the error is `action.error`.
+ */
+export function useConfirmed<T>(
+  action: Action,
+  perform: (target: T) => Promise<unknown>,
+  then: (target: T) => unknown,
+): { asking: T | null; ask: (target: T) => void; dialog: ConfirmDialogState } {
+  const [asking, setAsking] = useState<T | null>(null);
+  const close = () => setAsking(null);
+  const confirm = () => {
+    const target = asking;
+    if (target === null) return;
+    void action.run(async () => {
+      await perform(target);
+      close();
+      await then(target);
+    }, close);
+  };
+  return {
+    asking,
+    ask: (target) => setAsking(() => target),
+    dialog: { open: asking !== null, busy: action.busy, onConfirm: confirm, onCancel: close },
+  };
 }

@@ -55,3 +55,50 @@ export function Success({ children }: { children: ComponentChildren }) {
     </div>
   );
 }
+
+/** Where a load stands: its error, and whether it is under way. */
+interface LoadState {
+  error: unknown;
+  loading: boolean;
+}
+
+/**
+ * What a list shows besides its rows: why its load failed ("Could not list the keys"), that it loads
+ * ("Loading keys…", until the first answer), or that it has no items. `items` is undefined until the
+ * first answer; `things` names the items.
+ */
+export function ListStatus({
+  state,
+  items,
+  things,
+  empty,
+  errorTitle = `Could not list the ${things}`,
+}: {
+  state: LoadState;
+  items: readonly unknown[] | undefined;
+  things: string;
+  empty: ComponentChildren;
+  errorTitle?: string;
+}) {
+  return (
+    <>
+      <ErrorNotice error={state.error} title={errorTitle} />
+      {state.loading && items === undefined && <Loading label={`Loading ${things}…`} />}
+      {items?.length === 0 && <Empty>{empty}</Empty>}
+    </>
+  );
+}
+
+/**
+ * A page whose one resource has not arrived: its heading, and why ("Could not read this run", or
+ * "Loading the run…"); `thing` names the resource.
+ */
+export function NotLoaded({ heading, state, thing }: { heading: string; state: LoadState; thing: string }) {
+  return (
+    <section>
+      <h1>{heading}</h1>
+      <ErrorNotice error={state.error} title={`Could not read this ${thing}`} />
+      {state.loading && <Loading label={`Loading the ${thing}…`} />}
+    </section>
+  );
+}

@@ -6,6 +6,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { formatJson } from '../format';
 import { validateInput, type InputProblem } from '../validate-input';
+import { InputProblems } from './input-problems';
 
 type Schema = Record<string, unknown>;
 
@@ -265,18 +266,7 @@ export function SchemaForm({
           <span aria-hidden="true">*</span> required
         </p>
       )}
-      {problems.length > 0 && (
-        <div class="notice notice-error" role="alert">
-          <p class="notice-title">The input does not match the workflow's input schema</p>
-          <ul class="notice-details">
-            {problems.map((p) => (
-              <li key={`${p.path}:${p.message}`}>
-                <code>{p.path}</code> {p.message}
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
+      <InputProblems problems={problems} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Starting…' : submitLabel}

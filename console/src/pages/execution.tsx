@@ -6,13 +6,18 @@ import type { Execution, Step } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { api } from '../api';
-import { ConfirmDialog } from '../components/dialog';
-import { ErrorNotice, Loading, Success } from '../components/feedback';
+import { Breadcrumb } from '../components/breadcrumb';
+import { ConfirmDialog, useConfirmed } from '../components/dialog';
+import { Fact } from '../components/facts';
+import { FormPanel } from '../components/form-panel';
+import { ErrorNotice, NotLoaded, Success } from '../components/feedback';
+import { InputProblems } from '../components/input-problems';
 import { JsonView } from '../components/json-view';
 import { StatusBadge } from '../components/status';
 import { TimelineAxis, TimelineBar, timelineWindow } from '../components/timeline';
 import { formatDuration, formatJson, formatTime } from '../format';
 import { useCan, useSession } from '../session';
+import { useAction } from '../use-action';
 import { useAsync, useInterval } from '../use-async';
 import { validateInput, type InputProblem } from '../validate-input';
 
@@ -37,13 +42,7 @@ export function ExecutionPage({ id }: { id: string }) {
   };
 
   if (!run) {
-    return (
-      <section>
-        <h1>Run {id}</h1>
-        <ErrorNotice error={execution.error} title="Could not read this run" />
-        {execution.loading && <Loading label="Loading the run…" />}
-      </section>
-    );
+    return <NotLoaded heading={`Run ${id}`} state={execution} thing="run" />;
   }
 
   const temporalUrl = session.temporal.ui_url
@@ -52,9 +51,7 @@ export function ExecutionPage({ id }: { id: string }) {
 
   return (
     <section aria-labelledby="run-title">
-      <nav aria-label="Breadcrumb" class="breadcrumb">
-        <Link href="/">Runs</Link> / <span class="mono">{run.execution_id}</span>
-      </nav>
+      <Breadcrumb list="Runs" href="/" id={run.execution_id} />
       <div class="page-head">
         <h1 id="run-title">
           Run <span class="mono">{run.execution_id}</span>
@@ -62,40 +59,22 @@ export function ExecutionPage({ id }: { id: string }) {
         <StatusBadge status={run.status} />
       </div>
       <dl class="facts">
-        <div>
-          <dt>Workflow</dt>
-          <dd>
-            <Link href={`/workflows/${encodeURIComponent(run.workflow)}?version=${run.workflow_version}`}>
-              {run.workflow}
-            </Link>{' '}
-            <span class="hint">version {run.workflow_version}</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Trigger</dt>
-          <dd>{run.trigger.type}</dd>
-        </div>
-        <div>
-          <dt>Started</dt>
-          <dd>{formatTime(run.started_at)}</dd>
-        </div>
-        <div>
-          <dt>Finished</dt>
-          <dd>{formatTime(run.finished_at)}</dd>
-        </div>
-        <div>
-          <dt>Duration</dt>
-          <dd>{formatDuration(run.duration_ms)}</dd>
-        </div>
+        <Fact term="Workflow">
+          <Link href={`/workflows/${encodeURIComponent(run.workflow)}?version=${run.workflow_version}`}>
+            {run.workflow}
+          </Link>{' '}
+          <span class="hint">version {run.workflow_version}</span>
+        </Fact>
+        <Fact term="Trigger">{run.trigger.type}</Fact>
+        <Fact term="Started">{formatTime(run.started_at)}</Fact>
+        <Fact term="Finished">{formatTime(run.finished_at)}</Fact>
+        <Fact term="Duration">{formatDuration(run.duration_ms)}</Fact>
         {temporalUrl && (
-          <div>
-            <dt>Temporal</dt>
-            <dd>
-              <a href={temporalUrl} target="_blank" rel="noopener noreferrer">
-                Open in Temporal UI
-              </a>
-            </dd>
-          </div>
+          <Fact term="Temporal">
+            <a href={temporalUrl} target="_blank" rel="noopener noreferrer">
+              Open in Temporal UI
+            </a>
+          </Fact>
         )}
       </dl>
       {run.error && (
@@ -171,25 +150,13 @@ function StalledNotice({ stalled }: { stalled: Stalled }) {
 }
 
 function RunActions({ run, onDone }: { run: Execution; onDone: (message: string) => Promise<void> }) {
-  const [confirmCancel, setConfirmCancel] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
   const [retrying, setRetrying] = useState(false);
-
-  const cancel = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.executions.cancel(run.execution_id);
-      setConfirmCancel(false);
-      await onDone('Cancellation requested.');
-    } catch (caught) {
-      setConfirmCancel(false);
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const action = useAction();
+  const canceling = useConfirmed(
+    action,
+    (executionId: string) => api.executions.cancel(executionId),
+    () => onDone('Cancellation requested.'),
+  );
 
   if (run.status !== 'failed' && !ACTIVE.has(run.status)) return null;
   return (
@@ -202,13 +169,13 @@ function RunActions({ run, onDone }: { run: Execution; onDone: (message: string)
             </button>
           )}
           {ACTIVE.has(run.status) && (
-            <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
+            <button type="button" class="danger" onClick={() => canceling.ask(run.execution_id)}>
               Cancel run
             </button>
           )}
         </div>
       )}
-      <ErrorNotice error={error} title="The action failed" />
+      <ErrorNotice error={action.error} title="The action failed" />
       {retrying && run.status === 'failed' && (
         <RetryEditor
           run={run}
@@ -219,15 +186,7 @@ function RunActions({ run, onDone }: { run: Execution; onDone: (message: string)
           }}
         />
       )}
-      <ConfirmDialog
-        open={confirmCancel}
-        title="Cancel this run?"
-        confirmLabel="Cancel run"
-        danger
-        busy={busy}
-        onConfirm={() => void cancel()}
-        onCancel={() => setConfirmCancel(false)}
-      >
+      <ConfirmDialog {...canceling.dialog} title="Cancel this run?" confirmLabel="Cancel run" danger>
         <p>
           Run <span class="mono">{run.execution_id}</span> stops; its steps that have not finished are
           canceled.
@@ -250,50 +209,52 @@ function RetryEditor({
   const original = run.steps.find((step) => step.kind === 'trigger')?.input ?? {};
   const [text, setText] = useState(formatJson(original));
   const [problems, setProblems] = useState<InputProblem[]>([]);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
+  const retry = async () => {
     setProblems([]);
+    let input: unknown;
     try {
-      let input: unknown;
-      try {
-        input = JSON.parse(text);
-      } catch (caught) {
-        setProblems([{ path: '/', message: `is not JSON: ${(caught as Error).message}` }]);
-        return;
-      }
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-        setProblems([{ path: '/', message: 'must be a JSON object' }]);
-        return;
-      }
-      const workflow = await api.workflows.get(run.workflow, { version: run.workflow_version });
-      const found = await validateInput(workflow.input_schema, input);
-      if (found.length > 0) {
-        setProblems(found);
-        return;
-      }
-      const unchanged = JSON.stringify(input) === JSON.stringify(original);
-      const accepted = await api.executions.retry(
-        run.execution_id,
-        unchanged ? {} : { input: input as Record<string, unknown> },
-      );
-      await onDone(
-        `Retrying from step ${accepted.retried_from_step}${unchanged ? '' : ' with the corrected input'}.`,
-      );
+      input = JSON.parse(text);
     } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
+      setProblems([{ path: '/', message: `is not JSON: ${(caught as Error).message}` }]);
+      return;
     }
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      setProblems([{ path: '/', message: 'must be a JSON object' }]);
+      return;
+    }
+    const workflow = await api.workflows.get(run.workflow, { version: run.workflow_version });
+    const found = await validateInput(workflow.input_schema, input);
+    if (found.length > 0) {
+      setProblems(found);
+      return;
+    }
+    const unchanged = JSON.stringify(input) === JSON.stringify(original);
+    const accepted = await api.executions.retry(
+      run.execution_id,
+      unchanged ? {} : { input: input as Record<string, unknown> },
+    );
+    await onDone(
+      `Retrying from step ${accepted.retried_from_step}${unchanged ? '' : ' with the corrected input'}.`,
+    );
   };
 
   return (
-    <form class="editor" onSubmit={(event) => void submit(event)} aria-labelledby="retry-title">
-      <h2 id="retry-title">Retry from the failed step</h2>
+    <FormPanel
+      title="Retry from the failed step"
+      class="editor"
+      action={action}
+      onSubmit={retry}
+      errorTitle="Retry failed"
+      submitLabel="Retry"
+      busyLabel="Retrying…"
+      buttons={
+        <button type="button" onClick={onClose} disabled={action.busy}>
+          Close
+        </button>
+      }
+    >
       <label for="retry-input">
         Run input (JSON), checked against the workflow's input schema before sending
       </label>
@@ -306,28 +267,8 @@ function RetryEditor({
         aria-invalid={problems.length > 0}
         aria-describedby={problems.length > 0 ? 'retry-problems' : undefined}
       />
-      {problems.length > 0 && (
-        <div class="notice notice-error" id="retry-problems" role="alert">
-          <p class="notice-title">The input does not match the workflow's input schema</p>
-          <ul class="notice-details">
-            {problems.map((p) => (
-              <li key={`${p.path}:${p.message}`}>
-                <code>{p.path}</code> {p.message}
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
-      <ErrorNotice error={error} title="Retry failed" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy}>
-          {busy ? 'Retrying…' : 'Retry'}
-        </button>
-        <button type="button" onClick={onClose} disabled={busy}>
-          Close
-        </button>
-      </div>
-    </form>
+      <InputProblems problems={problems} id="retry-problems" />
+    </FormPanel>
   );
 }
 
@@ -414,24 +355,10 @@ function StepRow({
       {open && (
         <div class="step-detail" id={panelId}>
           <dl class="facts small">
-            <div>
-              <dt>Started</dt>
-              <dd>{formatTime(step.started_at)}</dd>
-            </div>
-            <div>
-              <dt>Finished</dt>
-              <dd>{formatTime(step.finished_at)}</dd>
-            </div>
-            <div>
-              <dt>Attempts</dt>
-              <dd>{step.attempts}</dd>
-            </div>
-            {step.next_attempt_at && (
-              <div>
-                <dt>Next attempt</dt>
-                <dd>{formatTime(step.next_attempt_at)}</dd>
-              </div>
-            )}
+            <Fact term="Started">{formatTime(step.started_at)}</Fact>
+            <Fact term="Finished">{formatTime(step.finished_at)}</Fact>
+            <Fact term="Attempts">{step.attempts}</Fact>
+            {step.next_attempt_at && <Fact term="Next attempt">{formatTime(step.next_attempt_at)}</Fact>}
           </dl>
           {step.error && (
             <div class="notice notice-error">
@@ -470,24 +397,16 @@ function Approval({
   onDone: (message: string) => Promise<void>;
 }) {
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run: act } = useAction();
   const inputId = `comment-${step.id}`;
 
-  const decide = async (decision: 'approve' | 'reject') => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const decide = (decision: 'approve' | 'reject') =>
+    act(async () => {
       const body = comment.trim() ? { comment: comment.trim() } : {};
       if (decision === 'approve') await api.executions.approve(run.execution_id, step.id, body);
       else await api.executions.reject(run.execution_id, step.id, body);
       await onDone(`Step ${step.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const message = approvalMessage(step);
   return (

@@ -2,24 +2,21 @@
  * The runs list: GET /v1/executions with the workflow and status filters (kept in the address, so a
  * filtered list can be shared), "Load more" by cursor, and live refresh by polling while the toggle is on.
  */
-import { SwitchyardError, type ExecutionStatus, type ExecutionSummary } from '@switchyard/client/browser';
+import {
+  EXECUTION_STATUSES,
+  SwitchyardError,
+  type ExecutionStatus,
+  type ExecutionSummary,
+} from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
-import { Empty, ErrorNotice, Loading } from '../components/feedback';
+import { DataTable } from '../components/data-table';
+import { ErrorNotice, ListStatus } from '../components/feedback';
+import { LiveToggle } from '../components/live-toggle';
 import { StatusBadge } from '../components/status';
 import { formatDuration, formatTime } from '../format';
 import { useAsync, useInterval } from '../use-async';
-
-export const EXECUTION_STATUSES: readonly ExecutionStatus[] = [
-  'running',
-  'waiting',
-  'success',
-  'failed',
-  'canceled',
-  'terminated',
-  'timed_out',
-];
 
 const PAGE_SIZE = 20;
 const REFRESH_MS = 5000;
@@ -99,16 +96,9 @@ export function RunsPage() {
     <section aria-labelledby="runs-title">
       <div class="page-head">
         <h1 id="runs-title">Runs</h1>
-        <div class="live">
-          <input
-            id="live-refresh"
-            type="checkbox"
-            checked={live}
-            onChange={(e) => setLive(e.currentTarget.checked)}
-          />
-          <label for="live-refresh">Live refresh</label>
+        <LiveToggle id="live-refresh" live={live} onChange={setLive}>
           {live && list.loading && list.data && <span class="hint"> (refreshing…)</span>}
-        </div>
+        </LiveToggle>
       </div>
       <form class="filters" aria-label="Filter runs" onSubmit={(e) => e.preventDefault()}>
         <div class="field">
@@ -143,60 +133,53 @@ export function RunsPage() {
           </select>
         </div>
       </form>
-      <ErrorNotice error={list.error} title="Could not list the runs" />
-      {!shown && list.loading && <Loading label="Loading runs…" />}
-      {shown && shown.items.length === 0 && (
-        <Empty>
-          No runs{workflow || status ? ' match these filters' : ' yet'}.{' '}
-          {!workflow && !status && (
-            <>
-              Start one from a <Link href="/workflows">workflow</Link>.
-            </>
-          )}
-        </Empty>
-      )}
+      <ListStatus
+        state={list}
+        items={shown?.items}
+        things="runs"
+        empty={
+          <>
+            No runs{workflow || status ? ' match these filters' : ' yet'}.{' '}
+            {!workflow && !status && (
+              <>
+                Start one from a <Link href="/workflows">workflow</Link>.
+              </>
+            )}
+          </>
+        }
+      />
       {shown && shown.items.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Runs table">
-          <table class="runs">
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Workflow</th>
-                <th scope="col">Status</th>
-                <th scope="col">Started</th>
-                <th scope="col">Duration</th>
-                <th scope="col">Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.items.map((run) => (
-                <tr key={run.execution_id} data-testid="run-row">
-                  <td>
-                    <Link href={`/runs/${encodeURIComponent(run.execution_id)}`} class="mono">
-                      {run.execution_id}
-                    </Link>
-                  </td>
-                  <td data-label="Workflow">
-                    {run.workflow} <span class="hint">v{run.workflow_version}</span>
-                  </td>
-                  <td data-label="Status">
-                    <StatusBadge status={run.status} />
-                  </td>
-                  <td data-label="Started">{formatTime(run.started_at)}</td>
-                  <td data-label="Duration">{formatDuration(run.duration_ms)}</td>
-                  <td class="error-cell" data-label={run.error ? 'Error' : undefined}>
-                    {run.error && (
-                      <>
-                        <code>{run.error.code}</code>
-                        {run.error.step && <> at {run.error.step}</>}: {run.error.message}
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          label="Runs table"
+          class="runs"
+          columns={['Run', 'Workflow', 'Status', 'Started', 'Duration', 'Error']}
+        >
+          {shown.items.map((run) => (
+            <tr key={run.execution_id} data-testid="run-row">
+              <td>
+                <Link href={`/runs/${encodeURIComponent(run.execution_id)}`} class="mono">
+                  {run.execution_id}
+                </Link>
+              </td>
+              <td data-label="Workflow">
+                {run.workflow} <span class="hint">v{run.workflow_version}</span>
+              </td>
+              <td data-label="Status">
+                <StatusBadge status={run.status} />
+              </td>
+              <td data-label="Started">{formatTime(run.started_at)}</td>
+              <td data-label="Duration">{formatDuration(run.duration_ms)}</td>
+              <td class="error-cell" data-label={run.error ? 'Error' : undefined}>
+                {run.error && (
+                  <>
+                    <code>{run.error.code}</code>
+                    {run.error.step && <> at {run.error.step}</>}: {run.error.message}
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <ErrorNotice error={moreError} title="Could not load more runs" />
       {shown?.nextCursor && (

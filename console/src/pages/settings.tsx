@@ -6,10 +6,15 @@ import type { ApiKey, CreatedApiKey, Secret, Workspace } from '@switchyard/clien
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { ShownOnce } from '../components/copy-button';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorNotice, Loading, Success } from '../components/feedback';
+import { Choices } from '../components/choices';
+import { DataTable, RowButton } from '../components/data-table';
+import { ConfirmDialog, useConfirmed } from '../components/dialog';
+import { FormPanel, TextField } from '../components/form-panel';
+import { Fact } from '../components/facts';
+import { ErrorNotice, ListStatus, Loading, Success } from '../components/feedback';
 import { formatTime } from '../format';
 import { useCan, useSession, type Scope } from '../session';
+import { useAction } from '../use-action';
 import { useAsync } from '../use-async';
 
 export function SettingsPage() {
@@ -19,23 +24,14 @@ export function SettingsPage() {
     <section aria-labelledby="settings-title">
       <h1 id="settings-title">Settings</h1>
       <dl class="facts">
-        <div>
-          <dt>Workspace</dt>
-          <dd>
-            {session.workspace.name} <span class="hint mono">{session.workspace.id}</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Signed in with</dt>
-          <dd>
-            {session.key.name} <span class="hint mono">{session.key.prefix}…</span> (
-            {session.key.scopes.join(', ')})
-          </dd>
-        </div>
-        <div>
-          <dt>Session ends</dt>
-          <dd>{formatTime(session.expires_at)}</dd>
-        </div>
+        <Fact term="Workspace">
+          {session.workspace.name} <span class="hint mono">{session.workspace.id}</span>
+        </Fact>
+        <Fact term="Signed in with">
+          {session.key.name} <span class="hint mono">{session.key.prefix}…</span> (
+          {session.key.scopes.join(', ')})
+        </Fact>
+        <Fact term="Session ends">{formatTime(session.expires_at)}</Fact>
       </dl>
       <Limits />
       {isAdmin ? (
@@ -52,6 +48,12 @@ export function SettingsPage() {
 }
 
 const SCOPES: readonly Scope[] = ['read', 'write', 'admin'];
+
+const SCOPE_HINTS: Record<Scope, string> = {
+  read: ' – reads only',
+  write: ' – also runs, retries, decides, edits',
+  admin: ' – also manages keys',
+};
 
 type Limits = Workspace['limits'];
 type Usage = Workspace['usage'];
@@ -79,29 +81,18 @@ function Limits() {
       <ErrorNotice error={workspace.error} title="Could not read the workspace's limits" />
       {workspace.loading && !data && <Loading label="Loading limits…" />}
       {data && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Limits table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Limit</th>
-                <th scope="col">Used</th>
-                <th scope="col">Maximum</th>
+        <DataTable label="Limits table" columns={['Limit', 'Used', 'Maximum']}>
+          {LIMIT_ROWS.map((row) => {
+            const max = data.limits[row.limit];
+            return (
+              <tr key={row.limit} data-testid="limit-row" data-limit={row.limit}>
+                <td>{row.label}</td>
+                <td>{row.usage === null ? '–' : data.usage[row.usage].toLocaleString('en-US')}</td>
+                <td>{max === null ? 'unlimited' : max.toLocaleString('en-US')}</td>
               </tr>
-            </thead>
-            <tbody>
-              {LIMIT_ROWS.map((row) => {
-                const max = data.limits[row.limit];
-                return (
-                  <tr key={row.limit} data-testid="limit-row" data-limit={row.limit}>
-                    <td>{row.label}</td>
-                    <td>{row.usage === null ? '–' : data.usage[row.usage].toLocaleString('en-US')}</td>
-                    <td>{max === null ? 'unlimited' : max.toLocaleString('en-US')}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </DataTable>
       )}
     </section>
   );
@@ -111,27 +102,17 @@ function ApiKeys() {
   const session = useSession();
   const keys = useAsync(() => api.apiKeys.list({ limit: 100 }).toArray(), []);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
-  const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
-
-  const revoke = async () => {
-    if (!revoking) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.apiKeys.revoke(revoking.id);
-      setNotice(`Key ${revoking.name} (${revoking.prefix}…) revoked.`);
-      setRevoking(null);
+  const action = useAction();
+  const revoking = useConfirmed(
+    action,
+    (key: ApiKey) => api.apiKeys.revoke(key.id),
+    async (key) => {
+      setNotice(`Key ${key.name} (${key.prefix}…) revoked.`);
       await keys.reload();
-    } catch (caught) {
-      setRevoking(null);
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  );
+  const revoked = revoking.asking;
 
   return (
     <section aria-labelledby="keys-title">
@@ -140,50 +121,30 @@ function ApiKeys() {
         <ShownOnce title={`API key ${created.name}`} value={created.key} onDone={() => setCreated(null)} />
       )}
       {notice && <Success>{notice}</Success>}
-      <ErrorNotice error={error} title="The action failed" />
-      <ErrorNotice error={keys.error} title="Could not list the keys" />
-      {keys.loading && !keys.data && <Loading label="Loading keys…" />}
-      {keys.data && keys.data.length === 0 && <Empty>No keys.</Empty>}
+      <ErrorNotice error={action.error} title="The action failed" />
+      <ListStatus state={keys} items={keys.data} things="keys" empty="No keys." />
       {keys.data && keys.data.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((key) => (
-                <tr key={key.id} data-testid="key-row" data-key={key.id}>
-                  <td>
-                    {key.name}
-                    {key.id === session.key.id && <span class="hint"> (this session)</span>}
-                  </td>
-                  <td class="mono">{key.prefix}…</td>
-                  <td>{key.scopes.join(', ')}</td>
-                  <td>{formatTime(key.created_at)}</td>
-                  <td>{key.last_used_at ? formatTime(key.last_used_at) : 'never'}</td>
-                  <td>
-                    {key.revoked_at ? (
-                      <span class="badge status-canceled">revoked {formatTime(key.revoked_at)}</span>
-                    ) : (
-                      <button type="button" class="danger" onClick={() => setRevoking(key)}>
-                        Revoke<span class="sr-only"> {key.name}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="API keys table" columns={['Name', 'Key', 'Scopes', 'Created', 'Last used']} actions>
+          {keys.data.map((key) => (
+            <tr key={key.id} data-testid="key-row" data-key={key.id}>
+              <td>
+                {key.name}
+                {key.id === session.key.id && <span class="hint"> (this session)</span>}
+              </td>
+              <td class="mono">{key.prefix}…</td>
+              <td>{key.scopes.join(', ')}</td>
+              <td>{formatTime(key.created_at)}</td>
+              <td>{key.last_used_at ? formatTime(key.last_used_at) : 'never'}</td>
+              <td>
+                {key.revoked_at ? (
+                  <span class="badge status-canceled">revoked {formatTime(key.revoked_at)}</span>
+                ) : (
+                  <RowButton label="Revoke" item={key.name} danger onClick={() => revoking.ask(key)} />
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <CreateKey
         onCreated={async (key) => {
@@ -192,19 +153,11 @@ function ApiKeys() {
           await keys.reload();
         }}
       />
-      <ConfirmDialog
-        open={revoking !== null}
-        title="Revoke this key?"
-        confirmLabel="Revoke key"
-        danger
-        busy={busy}
-        onConfirm={() => void revoke()}
-        onCancel={() => setRevoking(null)}
-      >
+      <ConfirmDialog {...revoking.dialog} title="Revoke this key?" confirmLabel="Revoke key" danger>
         <p>
-          Key <strong>{revoking?.name}</strong> <span class="mono">({revoking?.prefix}…)</span> stops working
-          at once, with every console session signed in with it.
-          {revoking?.id === session.key.id && ' This is the key of your own session: you will be signed out.'}
+          Key <strong>{revoked?.name}</strong> <span class="mono">({revoked?.prefix}…)</span> stops working at
+          once, with every console session signed in with it.
+          {revoked?.id === session.key.id && ' This is the key of your own session: you will be signed out.'}
         </p>
       </ConfirmDialog>
     </section>
@@ -214,67 +167,36 @@ function ApiKeys() {
 function CreateKey({ onCreated }: { onCreated: (key: CreatedApiKey) => Promise<void> }) {
   const [name, setName] = useState('');
   const [scope, setScope] = useState<Scope>('read');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const action = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.apiKeys.create({ name: name.trim(), scopes: [scope] });
-      setName('');
-      await onCreated(created);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+  const create = async () => {
+    const created = await api.apiKeys.create({ name: name.trim(), scopes: [scope] });
+    setName('');
+    await onCreated(created);
   };
 
   return (
-    <form class="panel" onSubmit={(e) => void submit(e)} aria-labelledby="create-key-title">
-      <h3 id="create-key-title">Create a key</h3>
-      <label for="key-name">Name</label>
-      <input
-        id="key-name"
-        type="text"
-        required
-        value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
+    <FormPanel
+      title="Create a key"
+      level={3}
+      action={action}
+      onSubmit={create}
+      errorTitle="Could not create the key"
+      submitLabel="Create key"
+      busyLabel="Creating…"
+      ready={name.trim() !== ''}
+    >
+      <TextField id="key-name" label="Name" type="text" required value={name} onValue={setName} />
+      <Choices
+        legend="Scope"
+        type="radio"
+        name="scope"
+        options={SCOPES}
+        checked={(s) => scope === s}
+        onChange={(s) => setScope(s)}
+        hint={(s) => SCOPE_HINTS[s]}
       />
-      <fieldset>
-        <legend>Scope</legend>
-        {SCOPES.map((s) => (
-          <div class="checkbox" key={s}>
-            <input
-              id={`scope-${s}`}
-              type="radio"
-              name="scope"
-              value={s}
-              checked={scope === s}
-              onChange={() => setScope(s)}
-            />
-            <label for={`scope-${s}`}>
-              {s}
-              <span class="hint">
-                {s === 'read'
-                  ? ' – reads only'
-                  : s === 'write'
-                    ? ' – also runs, retries, decides, edits'
-                    : ' – also manages keys'}
-              </span>
-            </label>
-          </div>
-        ))}
-      </fieldset>
-      <ErrorNotice error={error} title="Could not create the key" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy || name.trim() === ''}>
-          {busy ? 'Creating…' : 'Create key'}
-        </button>
-      </div>
-    </form>
+    </FormPanel>
   );
 }
 
@@ -282,27 +204,16 @@ function Secrets() {
   const canWrite = useCan('write');
   const secrets = useAsync(() => api.secrets.list({ limit: 100 }).toArray(), []);
   const [editing, setEditing] = useState<{ name: string; replacing: boolean } | null>(null);
-  const [deleting, setDeleting] = useState<Secret | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
-
-  const remove = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.secrets.delete(deleting.name);
-      setNotice(`Secret ${deleting.name} deleted.`);
-      setDeleting(null);
+  const action = useAction();
+  const deleting = useConfirmed(
+    action,
+    (secret: Secret) => api.secrets.delete(secret.name),
+    async (secret) => {
+      setNotice(`Secret ${secret.name} deleted.`);
       await secrets.reload();
-    } catch (caught) {
-      setDeleting(null);
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  );
 
   return (
     <section aria-labelledby="secrets-title">
@@ -312,49 +223,28 @@ function Secrets() {
         service.
       </p>
       {notice && <Success>{notice}</Success>}
-      <ErrorNotice error={error} title="The action failed" />
-      <ErrorNotice error={secrets.error} title="Could not list the secrets" />
-      {secrets.loading && !secrets.data && <Loading label="Loading secrets…" />}
-      {secrets.data && secrets.data.length === 0 && <Empty>No secrets yet.</Empty>}
+      <ErrorNotice error={action.error} title="The action failed" />
+      <ListStatus state={secrets} items={secrets.data} things="secrets" empty="No secrets yet." />
       {secrets.data && secrets.data.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Secrets table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Updated</th>
-                {canWrite && (
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {secrets.data.map((secret) => (
-                <tr key={secret.name} data-testid="secret-row">
-                  <td class="mono">{secret.name}</td>
-                  <td>{formatTime(secret.created_at)}</td>
-                  <td>{formatTime(secret.updated_at)}</td>
-                  {canWrite && (
-                    <td class="row-actions">
-                      <button
-                        type="button"
-                        onClick={() => setEditing({ name: secret.name, replacing: true })}
-                      >
-                        Replace<span class="sr-only"> {secret.name}</span>
-                      </button>
-                      <button type="button" class="danger" onClick={() => setDeleting(secret)}>
-                        Delete<span class="sr-only"> {secret.name}</span>
-                      </button>
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Secrets table" columns={['Name', 'Created', 'Updated']} actions={canWrite}>
+          {secrets.data.map((secret) => (
+            <tr key={secret.name} data-testid="secret-row">
+              <td class="mono">{secret.name}</td>
+              <td>{formatTime(secret.created_at)}</td>
+              <td>{formatTime(secret.updated_at)}</td>
+              {canWrite && (
+                <td class="row-actions">
+                  <RowButton
+                    label="Replace"
+                    item={secret.name}
+                    onClick={() => setEditing({ name: secret.name, replacing: true })}
+                  />
+                  <RowButton label="Delete" item={secret.name} danger onClick={() => deleting.ask(secret)} />
+                </td>
+              )}
+            </tr>
+          ))}
+        </DataTable>
       )}
       {canWrite && (
         <SecretForm
@@ -369,17 +259,9 @@ function Secrets() {
           }}
         />
       )}
-      <ConfirmDialog
-        open={deleting !== null}
-        title="Delete this secret?"
-        confirmLabel="Delete secret"
-        danger
-        busy={busy}
-        onConfirm={() => void remove()}
-        onCancel={() => setDeleting(null)}
-      >
+      <ConfirmDialog {...deleting.dialog} title="Delete this secret?" confirmLabel="Delete secret" danger>
         <p>
-          Steps that use <code>{`secrets.${deleting?.name ?? ''}`}</code> fail until it is set again.
+          Steps that use <code>{`secrets.${deleting.asking?.name ?? ''}`}</code> fail until it is set again.
         </p>
       </ConfirmDialog>
     </section>
@@ -399,30 +281,35 @@ function SecretForm({
 }) {
   const [name, setName] = useState(initialName);
   const [value, setValue] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const action = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      await api.secrets.put(name.trim(), value);
-      setValue('');
-      await onSaved(name.trim(), replacing);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+  const save = async () => {
+    await api.secrets.put(name.trim(), value);
+    setValue('');
+    await onSaved(name.trim(), replacing);
   };
 
   return (
-    <form class="panel" onSubmit={(e) => void submit(e)} aria-labelledby="secret-form-title">
-      <h3 id="secret-form-title">{replacing ? `Replace ${initialName}` : 'Set a secret'}</h3>
-      <label for="secret-name">Name</label>
-      <input
+    <FormPanel
+      title={replacing ? `Replace ${initialName}` : 'Set a secret'}
+      level={3}
+      action={action}
+      onSubmit={save}
+      errorTitle="Could not save the secret"
+      submitLabel={replacing ? 'Replace value' : 'Set secret'}
+      busyLabel="Saving…"
+      ready={name.trim() !== '' && value !== ''}
+      buttons={
+        replacing && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )
+      }
+    >
+      <TextField
         id="secret-name"
+        label="Name"
         type="text"
         required
         readOnly={replacing}
@@ -430,29 +317,18 @@ function SecretForm({
         autoComplete="off"
         placeholder="CRM_TOKEN"
         value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
+        onValue={setName}
       />
-      <label for="secret-value">Value</label>
-      <input
+      <TextField
         id="secret-value"
+        label="Value"
         type="password"
         required
         autoComplete="new-password"
         value={value}
-        onInput={(e) => setValue(e.currentTarget.value)}
+        onValue={setValue}
       />
       <p class="hint">Setting an existing name replaces its value.</p>
-      <ErrorNotice error={error} title="Could not save the secret" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy || name.trim() === '' || value === ''}>
-          {busy ? 'Saving…' : replacing ? 'Replace value' : 'Set secret'}
-        </button>
-        {replacing && (
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        )}
-      </div>
-    </form>
+    </FormPanel>
   );
 }

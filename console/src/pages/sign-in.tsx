@@ -5,30 +5,22 @@
 import { useState } from 'preact/hooks';
 import { ErrorNotice } from '../components/feedback';
 import { signIn, type ConsoleSession } from '../session';
+import { useAction } from '../use-action';
 
 export function SignInPage({ onSignedIn }: { onSignedIn: (session: ConsoleSession) => void }) {
   const [key, setKey] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, onSubmit } = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const session = await signIn(key.trim());
-      setKey('');
-      onSignedIn(session);
-    } catch (caught) {
-      setError(caught);
-      setBusy(false);
-    }
-  };
+  const submit = onSubmit(async () => {
+    const session = await signIn(key.trim());
+    setKey('');
+    onSignedIn(session);
+  });
 
   return (
     <main id="main" class="signin">
       <h1>Switchyard console</h1>
-      <form class="card" onSubmit={(event) => void submit(event)}>
+      <form class="card" onSubmit={submit}>
         <h2>Sign in</h2>
         <p class="hint">
           Paste an API key of your workspace. The console exchanges it for a session cookie that scripts

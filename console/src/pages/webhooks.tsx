@@ -7,11 +7,18 @@ import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
 import { api } from '../api';
 import { ShownOnce } from '../components/copy-button';
-import { ConfirmDialog } from '../components/dialog';
-import { Empty, ErrorNotice, Loading, Success } from '../components/feedback';
+import { Breadcrumb } from '../components/breadcrumb';
+import { Choices } from '../components/choices';
+import { DataTable } from '../components/data-table';
+import { ConfirmDialog, useConfirmed } from '../components/dialog';
+import { Fact } from '../components/facts';
+import { FormPanel, TextField } from '../components/form-panel';
+import { ErrorNotice, ListStatus, Success } from '../components/feedback';
+import { LiveToggle } from '../components/live-toggle';
 import { StatusBadge } from '../components/status';
 import { formatDuration, formatTime } from '../format';
 import { useCan } from '../session';
+import { useAction } from '../use-action';
 import { useAsync, useInterval } from '../use-async';
 
 type EventKind = WebhookEndpoint['events'][number];
@@ -42,39 +49,25 @@ export function WebhooksPage() {
           onDone={() => setCreated(null)}
         />
       )}
-      <ErrorNotice error={endpoints.error} title="Could not list the endpoints" />
-      {endpoints.loading && !endpoints.data && <Loading label="Loading endpoints…" />}
-      {endpoints.data && endpoints.data.length === 0 && <Empty>No endpoints yet.</Empty>}
+      <ListStatus state={endpoints} items={endpoints.data} things="endpoints" empty="No endpoints yet." />
       {endpoints.data && endpoints.data.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Endpoints table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Status</th>
-                <th scope="col">Events</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.map((endpoint) => (
-                <tr key={endpoint.id} data-testid="endpoint-row">
-                  <td>
-                    <Link href={`/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
-                      {endpoint.url}
-                    </Link>
-                    {endpoint.description && <div class="hint">{endpoint.description}</div>}
-                  </td>
-                  <td>
-                    <StatusBadge status={endpoint.status} />
-                  </td>
-                  <td>{endpoint.events.join(', ')}</td>
-                  <td>{formatTime(endpoint.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Endpoints table" columns={['Endpoint', 'Status', 'Events', 'Created']}>
+          {endpoints.data.map((endpoint) => (
+            <tr key={endpoint.id} data-testid="endpoint-row">
+              <td>
+                <Link href={`/webhooks/${encodeURIComponent(endpoint.id)}`} class="mono">
+                  {endpoint.url}
+                </Link>
+                {endpoint.description && <div class="hint">{endpoint.description}</div>}
+              </td>
+              <td>
+                <StatusBadge status={endpoint.status} />
+              </td>
+              <td>{endpoint.events.join(', ')}</td>
+              <td>{formatTime(endpoint.created_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {canWrite && (
         <CreateEndpoint
@@ -94,27 +87,17 @@ function CreateEndpoint({ onCreated }: { onCreated: (endpoint: CreatedWebhookEnd
   const [events, setEvents] = useState<ReadonlySet<EventKind>>(
     new Set(['execution.completed', 'execution.failed']),
   );
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const action = useAction();
 
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api.webhooks.create({
-        url: url.trim(),
-        events: EVENTS.filter((e) => events.has(e)),
-        ...(description.trim() ? { description: description.trim() } : {}),
-      });
-      setUrl('');
-      setDescription('');
-      await onCreated(created);
-    } catch (caught) {
-      setError(caught);
-    } finally {
-      setBusy(false);
-    }
+  const register = async () => {
+    const created = await api.webhooks.create({
+      url: url.trim(),
+      events: EVENTS.filter((e) => events.has(e)),
+      ...(description.trim() ? { description: description.trim() } : {}),
+    });
+    setUrl('');
+    setDescription('');
+    await onCreated(created);
   };
 
   const toggle = (kind: EventKind, on: boolean) =>
@@ -126,47 +109,42 @@ function CreateEndpoint({ onCreated }: { onCreated: (endpoint: CreatedWebhookEnd
     });
 
   return (
-    <form class="panel" onSubmit={(e) => void submit(e)} aria-labelledby="create-endpoint-title">
-      <h2 id="create-endpoint-title">Register an endpoint</h2>
-      <label for="endpoint-url">URL</label>
-      <input
+    <FormPanel
+      title="Register an endpoint"
+      action={action}
+      onSubmit={register}
+      errorTitle="Could not register the endpoint"
+      submitLabel="Register endpoint"
+      busyLabel="Registering…"
+      ready={events.size > 0 && url.trim() !== ''}
+    >
+      <TextField
         id="endpoint-url"
+        label="URL"
         type="url"
         required
         placeholder="https://hooks.example.com/switchyard"
         value={url}
-        onInput={(e) => setUrl(e.currentTarget.value)}
+        onValue={setUrl}
         class="wide"
       />
-      <label for="endpoint-description">Description (optional)</label>
-      <input
+      <TextField
         id="endpoint-description"
+        label="Description (optional)"
         type="text"
         value={description}
-        onInput={(e) => setDescription(e.currentTarget.value)}
+        onValue={setDescription}
         class="wide"
       />
-      <fieldset>
-        <legend>Events</legend>
-        {EVENTS.map((kind) => (
-          <div class="checkbox" key={kind}>
-            <input
-              id={`event-${kind}`}
-              type="checkbox"
-              checked={events.has(kind)}
-              onChange={(e) => toggle(kind, e.currentTarget.checked)}
-            />
-            <label for={`event-${kind}`}>{kind}</label>
-          </div>
-        ))}
-      </fieldset>
-      <ErrorNotice error={error} title="Could not register the endpoint" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={busy || events.size === 0 || url.trim() === ''}>
-          {busy ? 'Registering…' : 'Register endpoint'}
-        </button>
-      </div>
-    </form>
+      <Choices
+        legend="Events"
+        type="checkbox"
+        name="event"
+        options={EVENTS}
+        checked={(kind) => events.has(kind)}
+        onChange={toggle}
+      />
+    </FormPanel>
   );
 }
 
@@ -177,42 +155,26 @@ export function WebhookPage({ id }: { id: string }) {
   const deliveries = useAsync(() => api.webhooks.deliveries(id, { limit: 50 }).pages().next(), [id]);
   const [live, setLive] = useState(true);
   const [notice, setNotice] = useState<string | undefined>(undefined);
-  const [actionError, setActionError] = useState<unknown>(undefined);
-  const [confirmDelete, setConfirmDelete] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const deleting = useConfirmed(
+    action,
+    (endpointId: string) => api.webhooks.delete(endpointId),
+    () => navigate('/webhooks'),
+  );
   useInterval(() => void deliveries.reload(), 3000, live);
 
-  const redeliver = async (delivery: WebhookDelivery) => {
-    setActionError(undefined);
-    try {
+  const redeliver = (delivery: WebhookDelivery) =>
+    action.run(async () => {
       await api.webhooks.redeliver(id, delivery.id);
       setNotice(`Delivery ${delivery.id} is being sent again.`);
       await deliveries.reload();
-    } catch (caught) {
-      setActionError(caught);
-    }
-  };
-
-  const remove = async () => {
-    setBusy(true);
-    try {
-      await api.webhooks.delete(id);
-      navigate('/webhooks');
-    } catch (caught) {
-      setConfirmDelete(false);
-      setActionError(caught);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
 
   const shown = endpoint.data;
   const page = deliveries.data?.value;
   return (
     <section aria-labelledby="webhook-title">
-      <nav aria-label="Breadcrumb" class="breadcrumb">
-        <Link href="/webhooks">Webhooks</Link> / <span class="mono">{id}</span>
-      </nav>
+      <Breadcrumb list="Webhooks" href="/webhooks" id={id} />
       <div class="page-head">
         <h1 id="webhook-title" class="mono">
           {shown?.url ?? id}
@@ -222,50 +184,34 @@ export function WebhookPage({ id }: { id: string }) {
       <ErrorNotice error={endpoint.error} title="Could not read this endpoint" />
       {shown && (
         <dl class="facts">
-          <div>
-            <dt>Id</dt>
-            <dd class="mono">{shown.id}</dd>
-          </div>
-          <div>
-            <dt>Events</dt>
-            <dd>{shown.events.join(', ')}</dd>
-          </div>
-          <div>
-            <dt>Created</dt>
-            <dd>{formatTime(shown.created_at)}</dd>
-          </div>
-          {shown.description && (
-            <div>
-              <dt>Description</dt>
-              <dd>{shown.description}</dd>
-            </div>
-          )}
+          <Fact term="Id" mono>
+            {shown.id}
+          </Fact>
+          <Fact term="Events">{shown.events.join(', ')}</Fact>
+          <Fact term="Created">{formatTime(shown.created_at)}</Fact>
+          {shown.description && <Fact term="Description">{shown.description}</Fact>}
         </dl>
       )}
       {shown && canWrite && (
         <div class="actions">
-          <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>
+          <button type="button" class="danger" onClick={() => deleting.ask(id)}>
             Delete endpoint
           </button>
         </div>
       )}
       {notice && <Success>{notice}</Success>}
-      <ErrorNotice error={actionError} title="The action failed" />
+      <ErrorNotice error={action.error} title="The action failed" />
       <div class="page-head">
         <h2>Deliveries</h2>
-        <div class="live">
-          <input
-            id="live-deliveries"
-            type="checkbox"
-            checked={live}
-            onChange={(e) => setLive(e.currentTarget.checked)}
-          />
-          <label for="live-deliveries">Live refresh</label>
-        </div>
+        <LiveToggle id="live-deliveries" live={live} onChange={setLive} />
       </div>
-      <ErrorNotice error={deliveries.error} title="Could not read the deliveries" />
-      {deliveries.loading && !page && <Loading label="Loading deliveries…" />}
-      {page && page.data.length === 0 && <Empty>No deliveries yet: they appear here as events happen.</Empty>}
+      <ListStatus
+        state={deliveries}
+        items={page?.data}
+        things="deliveries"
+        errorTitle="Could not read the deliveries"
+        empty="No deliveries yet: they appear here as events happen."
+      />
       {page?.data.map((delivery) => (
         <article
           class="delivery panel"
@@ -286,51 +232,30 @@ export function WebhookPage({ id }: { id: string }) {
             <StatusBadge status={delivery.status} />
           </div>
           <dl class="facts small">
-            <div>
-              <dt>Delivery</dt>
-              <dd class="mono">{delivery.id}</dd>
-            </div>
-            <div>
-              <dt>Created</dt>
-              <dd>{formatTime(delivery.created_at)}</dd>
-            </div>
-            <div>
-              <dt>Next attempt</dt>
-              <dd>{formatTime(delivery.next_attempt_at)}</dd>
-            </div>
+            <Fact term="Delivery" mono>
+              {delivery.id}
+            </Fact>
+            <Fact term="Created">{formatTime(delivery.created_at)}</Fact>
+            <Fact term="Next attempt">{formatTime(delivery.next_attempt_at)}</Fact>
           </dl>
           {delivery.attempts.length === 0 ? (
             <p class="hint">No attempt yet.</p>
           ) : (
-            <div
-              class="table-scroll"
-              tabIndex={0}
-              role="region"
-              aria-label={`Attempts of delivery ${delivery.id}`}
+            <DataTable
+              label={`Attempts of delivery ${delivery.id}`}
+              class="attempts"
+              columns={['#', 'Time', 'Status code', 'Duration', 'Error']}
             >
-              <table class="attempts">
-                <thead>
-                  <tr>
-                    <th scope="col">#</th>
-                    <th scope="col">Time</th>
-                    <th scope="col">Status code</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">Error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {delivery.attempts.map((attempt, index) => (
-                    <tr key={`${attempt.at}-${index}`} data-testid="attempt">
-                      <td>{index + 1}</td>
-                      <td>{formatTime(attempt.at)}</td>
-                      <td>{attempt.status_code ?? '–'}</td>
-                      <td>{formatDuration(attempt.duration_ms)}</td>
-                      <td class="error-cell">{attempt.error ?? ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+              {delivery.attempts.map((attempt, index) => (
+                <tr key={`${attempt.at}-${index}`} data-testid="attempt">
+                  <td>{index + 1}</td>
+                  <td>{formatTime(attempt.at)}</td>
+                  <td>{attempt.status_code ?? '–'}</td>
+                  <td>{formatDuration(attempt.duration_ms)}</td>
+                  <td class="error-cell">{attempt.error ?? ''}</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
           {canWrite && delivery.status !== 'pending' && (
             <div class="actions">
@@ -342,15 +267,7 @@ export function WebhookPage({ id }: { id: string }) {
         </article>
       ))}
       {page?.next_cursor && <p class="hint">Showing the 50 newest deliveries.</p>}
-      <ConfirmDialog
-        open={confirmDelete}
-        title="Delete this endpoint?"
-        confirmLabel="Delete endpoint"
-        danger
-        busy={busy}
-        onConfirm={() => void remove()}
-        onCancel={() => setConfirmDelete(false)}
-      >
+      <ConfirmDialog {...deleting.dialog} title="Delete this endpoint?" confirmLabel="Delete endpoint" danger>
         <p>It receives no more events; its delivery log goes with it.</p>
       </ConfirmDialog>
     </section>

@@ -13,7 +13,10 @@ import {
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
-import { Empty, ErrorNotice, Loading } from '../components/feedback';
+import { Breadcrumb } from '../components/breadcrumb';
+import { DataTable } from '../components/data-table';
+import { Fact } from '../components/facts';
+import { ErrorNotice, ListStatus, Loading, NotLoaded } from '../components/feedback';
 import { JsonView } from '../components/json-view';
 import { SchemaForm } from '../components/schema-form';
 import { formatJson, formatTime } from '../format';
@@ -44,40 +47,28 @@ export function WorkflowsPage() {
   return (
     <section aria-labelledby="workflows-title">
       <h1 id="workflows-title">Workflows</h1>
-      <ErrorNotice error={first.error} title="Could not list the workflows" />
-      {first.loading && !first.data && <Loading label="Loading workflows…" />}
-      {first.data && items.length === 0 && (
-        <Empty>No workflows in this workspace yet: create one with the API or the switchyard CLI.</Empty>
-      )}
+      <ListStatus
+        state={first}
+        items={first.data ? items : undefined}
+        things="workflows"
+        empty="No workflows in this workspace yet: create one with the API or the switchyard CLI."
+      />
       {items.length > 0 && (
-        <div class="table-scroll" tabIndex={0} role="region" aria-label="Workflows table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Workflow</th>
-                <th scope="col">Name</th>
-                <th scope="col">Trigger</th>
-                <th scope="col">Version</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((workflow) => (
-                <tr key={workflow.id} data-testid="workflow-row">
-                  <td>
-                    <Link href={`/workflows/${encodeURIComponent(workflow.id)}`} class="mono">
-                      {workflow.id}
-                    </Link>
-                  </td>
-                  <td>{workflow.name ?? '–'}</td>
-                  <td>{workflow.trigger.type}</td>
-                  <td>{workflow.version}</td>
-                  <td>{formatTime(workflow.updated_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Workflows table" columns={['Workflow', 'Name', 'Trigger', 'Version', 'Updated']}>
+          {items.map((workflow) => (
+            <tr key={workflow.id} data-testid="workflow-row">
+              <td>
+                <Link href={`/workflows/${encodeURIComponent(workflow.id)}`} class="mono">
+                  {workflow.id}
+                </Link>
+              </td>
+              <td>{workflow.name ?? '–'}</td>
+              <td>{workflow.trigger.type}</td>
+              <td>{workflow.version}</td>
+              <td>{formatTime(workflow.updated_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <ErrorNotice error={moreError} title="Could not load more workflows" />
       {cursor && (
@@ -160,13 +151,7 @@ export function WorkflowPage({ id }: { id: string }) {
   const { versions } = versionList;
 
   if (!shown) {
-    return (
-      <section>
-        <h1>Workflow {id}</h1>
-        <ErrorNotice error={workflow.error} title="Could not read this workflow" />
-        {workflow.loading && <Loading label="Loading the workflow…" />}
-      </section>
-    );
+    return <NotLoaded heading={`Workflow ${id}`} state={workflow} thing="workflow" />;
   }
 
   const start = async (input: Record<string, unknown>) => {
@@ -181,33 +166,21 @@ export function WorkflowPage({ id }: { id: string }) {
 
   return (
     <section aria-labelledby="workflow-title">
-      <nav aria-label="Breadcrumb" class="breadcrumb">
-        <Link href="/workflows">Workflows</Link> / <span class="mono">{shown.id}</span>
-      </nav>
+      <Breadcrumb list="Workflows" href="/workflows" id={shown.id} />
       <div class="page-head">
         <h1 id="workflow-title">{shown.name ?? shown.id}</h1>
         <Link href={`/?workflow=${encodeURIComponent(shown.id)}`}>Runs of this workflow</Link>
       </div>
       {shown.description && <p>{shown.description}</p>}
       <dl class="facts">
-        <div>
-          <dt>Id</dt>
-          <dd class="mono">{shown.id}</dd>
-        </div>
-        <div>
-          <dt>Trigger</dt>
-          <dd>{shown.trigger?.type ?? 'api'}</dd>
-        </div>
-        <div>
-          <dt>Showing version</dt>
-          <dd>
-            {shown.version} of {shown.latest_version}
-          </dd>
-        </div>
-        <div>
-          <dt>Saved</dt>
-          <dd>{formatTime(shown.version_created_at)}</dd>
-        </div>
+        <Fact term="Id" mono>
+          {shown.id}
+        </Fact>
+        <Fact term="Trigger">{shown.trigger?.type ?? 'api'}</Fact>
+        <Fact term="Showing version">
+          {shown.version} of {shown.latest_version}
+        </Fact>
+        <Fact term="Saved">{formatTime(shown.version_created_at)}</Fact>
       </dl>
       <div class="field">
         <label for="version-select">Version</label>
@@ -247,32 +220,21 @@ export function WorkflowPage({ id }: { id: string }) {
         </div>
       )}
       <h2>Steps</h2>
-      <div class="table-scroll" tabIndex={0} role="region" aria-label="Steps of this version">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Step</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Runs if</th>
+      <DataTable label="Steps of this version" columns={['Step', 'Kind', 'Runs if']}>
+        {shown.steps.map((step) => {
+          const s = step as { id: string; kind: string; name?: string; if?: string };
+          return (
+            <tr key={s.id}>
+              <td>
+                <span class="mono">{s.id}</span>
+                {s.name && <span class="hint"> {s.name}</span>}
+              </td>
+              <td>{s.kind}</td>
+              <td>{s.if ? <code>{s.if}</code> : 'always'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {shown.steps.map((step) => {
-              const s = step as { id: string; kind: string; name?: string; if?: string };
-              return (
-                <tr key={s.id}>
-                  <td>
-                    <span class="mono">{s.id}</span>
-                    {s.name && <span class="hint"> {s.name}</span>}
-                  </td>
-                  <td>{s.kind}</td>
-                  <td>{s.if ? <code>{s.if}</code> : 'always'}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </DataTable>
       <h2>Definition</h2>
       <JsonView value={definitionOf(shown)} label={`Definition of version ${shown.version}`} />
       {shown.latest_version > 1 && <VersionDiff workflow={shown} versions={versions} />}
