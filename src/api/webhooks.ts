@@ -23,7 +23,7 @@ import {
   type EndpointRecord,
 } from '../../platform/store/webhooks';
 import { createWithinLimit } from '../../platform/store/workspace-limits';
-import { newEndpointSecret } from '../../platform/webhook-signing';
+import { newSigningSecret } from '../../platform/webhook-signing';
 import { countLimit } from '../workspaces/limits';
 import { redeliver } from '../webhooks/redeliver';
 import { EVENT_KINDS } from '../../core/event-types';
@@ -236,7 +236,7 @@ export function webhookRoutes(): AnyRoute[] {
             },
           );
         }
-        const secret = newEndpointSecret();
+        const secret = newSigningSecret();
         const record = await createWithinLimit(
           services.db,
           await countLimit(services, auth.workspaceId, 'webhook_endpoints'),
