@@ -10,7 +10,7 @@ import {
 } from '../../platform/store/api-keys';
 import { createWithinLimit } from '../../platform/store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { decodeCursor, isString, pageOf } from '../http/cursor';
+import { isString, keysetPage } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
 import { pageExample, timestamp, limitExceededExample } from './schemas';
@@ -135,15 +135,17 @@ export function apiKeyRoutes(): AnyRoute[] {
       },
       errors: [400],
       semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['api-keys', auth.workspaceId];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listApiKeys(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toApiKeyView) };
-      },
+      handler: async ({ services, auth, query }) => ({
+        status: 200,
+        body: await keysetPage({
+          query,
+          scope: ['api-keys', auth.workspaceId],
+          isPosition: isString,
+          fetch: (limit, after) => listApiKeys(services.db, auth.workspaceId, { limit, after }),
+          positionOf: (row) => row.id,
+          toView: toApiKeyView,
+        }),
+      }),
     }),
     defineRoute({
       method: 'delete',

@@ -89,8 +89,7 @@ export function secretRoutes(): AnyRoute[] {
             query,
             scope: ['secrets', auth.workspaceId],
             isPosition: isString,
-            fetch: (limit, after) =>
-              listSecrets(services.db, auth.workspaceId, { limit, ...(after ? { after } : {}) }),
+            fetch: (limit, after) => listSecrets(services.db, auth.workspaceId, { limit, after }),
             positionOf: (row) => row.name,
             toView: (row) => ({
               name: row.name,

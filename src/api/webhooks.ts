@@ -27,7 +27,7 @@ import { newSigningSecret } from '../../platform/webhook-signing';
 import { countLimit } from '../workspaces/limits';
 import { redeliver } from '../webhooks/redeliver';
 import { EVENT_KINDS } from '../../core/event-types';
-import { decodeCursor, isString, pageOf } from '../http/cursor';
+import { isString, keysetPage } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
 import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
@@ -269,15 +269,17 @@ export function webhookRoutes(): AnyRoute[] {
       },
       errors: [400],
       semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['webhooks', auth.workspaceId];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listEndpoints(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toEndpointView) };
-      },
+      handler: async ({ services, auth, query }) => ({
+        status: 200,
+        body: await keysetPage({
+          query,
+          scope: ['webhooks', auth.workspaceId],
+          isPosition: isString,
+          fetch: (limit, after) => listEndpoints(services.db, auth.workspaceId, { limit, after }),
+          positionOf: (row) => row.id,
+          toView: toEndpointView,
+        }),
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -331,13 +333,17 @@ export function webhookRoutes(): AnyRoute[] {
       semanticErrors: [LIST_CURSOR],
       handler: async ({ services, auth, params, query }) => {
         if (!(await getEndpoint(services.db, auth.workspaceId, params.id))) throw webhookNotFound(params.id);
-        const scope = ['deliveries', params.id];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listDeliveries(services.db, params.id, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toDeliveryView) };
+        return {
+          status: 200,
+          body: await keysetPage({
+            query,
+            scope: ['deliveries', params.id],
+            isPosition: isString,
+            fetch: (limit, after) => listDeliveries(services.db, params.id, { limit, after }),
+            positionOf: (row) => row.id,
+            toView: toDeliveryView,
+          }),
+        };
       },
     }),
     defineRoute({

@@ -24,7 +24,7 @@ import {
 } from '../../platform/store/workflows';
 import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
-import { decodeCursor, isString, keysetPage, pageOf } from '../http/cursor';
+import { isString, keysetPage } from '../http/cursor';
 import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
 import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import {
@@ -220,15 +220,17 @@ export function workflowRoutes(): AnyRoute[] {
       },
       errors: [400],
       semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['workflows', auth.workspaceId];
-        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listWorkflows(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(after ? { after } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toListItem) };
-      },
+      handler: async ({ services, auth, query }) => ({
+        status: 200,
+        body: await keysetPage({
+          query,
+          scope: ['workflows', auth.workspaceId],
+          isPosition: isString,
+          fetch: (limit, after) => listWorkflows(services.db, auth.workspaceId, { limit, after }),
+          positionOf: (row) => row.id,
+          toView: toListItem,
+        }),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -353,11 +355,8 @@ export function workflowRoutes(): AnyRoute[] {
             query,
             scope: ['workflow-versions', auth.workspaceId, params.id],
             isPosition: isVersion,
-            fetch: (limit, before) =>
-              listWorkflowVersions(services.db, auth.workspaceId, params.id, {
-                limit,
-                ...(before !== undefined ? { before } : {}),
-              }),
+            fetch: (limit, after) =>
+              listWorkflowVersions(services.db, auth.workspaceId, params.id, { limit, after }),
             positionOf: (row) => row.version,
             toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
           }),
