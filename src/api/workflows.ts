@@ -24,17 +24,11 @@ import {
 } from '../../platform/store/workflows';
 import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
-import { isString, keysetPage } from '../http/cursor';
-import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
-import {
-  acceptedExample,
-  acceptedSchema,
-  EXAMPLE_INPUT,
-  EXECUTION_LINKS,
-  pageExample,
-  timestamp,
-} from './schemas';
+import { isString } from '../http/cursor';
+import { defineListRoute } from './list-route';
+import { defineRoute, type AnyRoute } from './route';
+import { DEFINITION_ERRORS, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
+import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS, timestamp } from './schemas';
 
 const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
 
@@ -203,34 +197,23 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function workflowRoutes(): AnyRoute[] {
   return [
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/workflows',
       operationId: 'listWorkflows',
       summary: 'List workflows',
       tag: 'Workflows',
       auth: 'read',
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of workflows, by id',
-          schema: paginated(workflowListItemSchema, 'WorkflowList'),
-          example: pageExample(workflowListItemExample),
-        },
+      page: {
+        description: 'A page of workflows, by id',
+        item: workflowListItemSchema,
+        id: 'WorkflowList',
+        example: workflowListItemExample,
       },
-      errors: [400],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => ({
-        status: 200,
-        body: await keysetPage({
-          query,
-          scope: ['workflows', auth.workspaceId],
-          isPosition: isString,
-          fetch: (limit, after) => listWorkflows(services.db, auth.workspaceId, { limit, after }),
-          positionOf: (row) => row.id,
-          toView: toListItem,
-        }),
-      }),
+      scope: ({ auth }) => ['workflows', auth.workspaceId],
+      isPosition: isString,
+      fetch: ({ services, auth }, page) => listWorkflows(services.db, auth.workspaceId, page),
+      positionOf: (row) => row.id,
+      toView: toListItem,
     }),
     defineRoute({
       method: 'post',
@@ -328,40 +311,30 @@ export function workflowRoutes(): AnyRoute[] {
         return { status: 200, body: await toWorkflowView(services, auth.workspaceId, record) };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/workflows/{id}/versions',
       operationId: 'listWorkflowVersions',
       summary: "List a workflow's versions, newest first",
       tag: 'Workflows',
       auth: 'read',
       params: idParams,
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of versions, newest first',
-          schema: paginated(workflowVersionSchema, 'WorkflowVersionList'),
-          example: pageExample(workflowExample.versions[2]),
-        },
+      page: {
+        description: 'A page of versions, newest first',
+        item: workflowVersionSchema,
+        id: 'WorkflowVersionList',
+        example: workflowExample.versions[2],
       },
-      errors: [400, 404],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, params, query }) => {
+      errors: [404],
+      check: async ({ services, auth, params }) => {
         if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
           throw workflowNotFound(params.id);
-        return {
-          status: 200,
-          body: await keysetPage({
-            query,
-            scope: ['workflow-versions', auth.workspaceId, params.id],
-            isPosition: isVersion,
-            fetch: (limit, after) =>
-              listWorkflowVersions(services.db, auth.workspaceId, params.id, { limit, after }),
-            positionOf: (row) => row.version,
-            toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
-          }),
-        };
       },
+      scope: ({ auth, params }) => ['workflow-versions', auth.workspaceId, params.id],
+      isPosition: isVersion,
+      fetch: ({ services, auth, params }, page) =>
+        listWorkflowVersions(services.db, auth.workspaceId, params.id, page),
+      positionOf: (row) => row.version,
+      toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
     }),
     defineRoute({
       method: 'put',
