@@ -10,7 +10,12 @@ import {
 } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../../platform/store/hook-secrets';
-import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../definitions/lifecycle';
+import {
+  afterWorkflowCommitted,
+  afterWorkflowSaved,
+  beforeWorkflowDeleted,
+  type SaveExtras,
+} from '../definitions/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -19,6 +24,7 @@ import {
   listWorkflowVersions,
   saveWorkflowVersion,
   workflowExists,
+  type SavedWorkflow,
   type WorkflowListing,
   type WorkflowVersionRecord,
 } from '../../platform/store/workflows';
@@ -167,6 +173,19 @@ async function toWorkflowView(services: Services, workspaceId: string, record: W
   };
 }
 
+/**
+ * The answer to a save (a new workflow or version) once it committed: its schedule follows it first
+ * (afterWorkflowCommitted), then the workflow as a read shows it, with what the save made (a hook secret).
+ */
+async function committedWorkflowView(
+  services: Services,
+  workspaceId: string,
+  saved: SavedWorkflow<SaveExtras>,
+) {
+  await afterWorkflowCommitted(services, workspaceId, saved.record);
+  return { ...(await toWorkflowView(services, workspaceId, saved.record)), ...saved.extra };
+}
+
 /** A PUT body may leave out `id` (the URL names the workflow); a different one is a mistake. */
 function definitionForPut(
   services: Services,
@@ -273,11 +292,7 @@ export function workflowRoutes(): AnyRoute[] {
           (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowTaken(definition.id);
-        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
-        return {
-          status: 201,
-          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
-        };
+        return { status: 201, body: await committedWorkflowView(services, auth.workspaceId, saved) };
       },
     }),
     defineRoute({
@@ -361,11 +376,7 @@ export function workflowRoutes(): AnyRoute[] {
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowNotFound(params.id);
-        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
-        return {
-          status: 200,
-          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
-        };
+        return { status: 200, body: await committedWorkflowView(services, auth.workspaceId, saved) };
       },
     }),
     defineRoute({
