@@ -4,7 +4,12 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 
-export function newEndpointSecret(): string {
+/**
+ * A new `whsec_` signing secret (24 random bytes, base64): an outbound endpoint's and an inbound hook's
+ * alike. Only the HMAC key made from it differs (docs/webhooks.md#signatures,
+ * docs/webhooks.md#signing-a-request).
+ */
+export function newSigningSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 

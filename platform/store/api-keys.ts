@@ -1,6 +1,7 @@
 /** API keys: only a SHA-256 of each key is stored; the key itself is returned once, at creation. */
 import { newApiKey, newApiKeyId, sha256Hex } from '../ids';
 import type { Queryable } from './db';
+import { pageByCreation, type PageRequest } from './keyset-pages';
 
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -53,18 +54,13 @@ export async function keyHashExists(db: Queryable, key: string): Promise<boolean
   return rows.length > 0;
 }
 
-export async function listApiKeys(
-  db: Queryable,
-  workspaceId: string,
-  page: { limit: number; afterId?: string },
-): Promise<ApiKeyRecord[]> {
-  // Keyset pagination on the stored (microsecond) timestamp of the last key seen, not a rounded copy.
-  return db.query<ApiKeyRecord>(
-    `select ${COLUMNS} from api_keys
-      where workspace_id = $1
-        and ($3::text is null or (created_at, id) > (select created_at, id from api_keys where workspace_id = $1 and id = $3))
-      order by created_at, id limit $2`,
-    [workspaceId, page.limit, page.afterId ?? null],
+/** The workspace's keys, oldest first. */
+export function listApiKeys(db: Queryable, workspaceId: string, page: PageRequest): Promise<ApiKeyRecord[]> {
+  return pageByCreation(
+    db,
+    { table: 'api_keys', columns: COLUMNS, scope: 'workspace_id' },
+    workspaceId,
+    page,
   );
 }
 

@@ -3,16 +3,12 @@
  * trigger is first saved (returned once), rotated on request (returned once), sealed at rest like workspace
  * secrets.
  */
-import { randomBytes } from 'node:crypto';
 import type { SecretCipher } from '../secrets/cipher';
+import { newSigningSecret } from '../webhook-signing';
 import { announceChange } from './changes';
 import type { Queryable } from './db';
 
 const sealContext = (workspaceId: string, workflowId: string): string => `hook/${workspaceId}/${workflowId}`;
-
-export function newHookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}
 
 /** Creates the workflow's hook secret when it has none; returns the new secret, or undefined when one existed. */
 export async function ensureHookSecret(
@@ -21,7 +17,7 @@ export async function ensureHookSecret(
   workspaceId: string,
   workflowId: string,
 ): Promise<string | undefined> {
-  const secret = newHookSecret();
+  const secret = newSigningSecret();
   const rows = await tx.query(
     'insert into hook_secrets (workspace_id, workflow_id, sealed) values ($1, $2, $3) on conflict do nothing returning workflow_id',
     [workspaceId, workflowId, cipher.seal(secret, sealContext(workspaceId, workflowId))],
@@ -38,7 +34,7 @@ export async function rotateHookSecret(
   workspaceId: string,
   workflowId: string,
 ): Promise<string> {
-  const secret = newHookSecret();
+  const secret = newSigningSecret();
   await db.query(
     `insert into hook_secrets (workspace_id, workflow_id, sealed) values ($1, $2, $3)
      on conflict (workspace_id, workflow_id) do update set sealed = excluded.sealed, created_at = now()`,

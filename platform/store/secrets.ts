@@ -1,6 +1,7 @@
 /** Workspace secrets: names and sealed values (see secrets/cipher.ts); values never leave in listings. */
 import type { SecretCipher } from '../secrets/cipher';
 import type { Queryable } from './db';
+import { pageByKey, type PageRequest } from './keyset-pages';
 
 export const SECRET_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -29,15 +30,14 @@ export async function putSecret(
   return row!.created ? 'created' : 'replaced';
 }
 
-export async function listSecrets(
-  db: Queryable,
-  workspaceId: string,
-  page: { limit: number; after?: string },
-): Promise<SecretListing[]> {
-  return db.query<SecretListing>(
-    `select name, created_at, updated_at from secrets
-     where workspace_id = $1 and ($3::text is null or name > $3) order by name limit $2`,
-    [workspaceId, page.limit, page.after ?? null],
+/** The workspace's secrets (names and dates only), by name. */
+export function listSecrets(db: Queryable, workspaceId: string, page: PageRequest): Promise<SecretListing[]> {
+  return pageByKey(
+    db,
+    'select name, created_at, updated_at from secrets where workspace_id = $1',
+    [workspaceId],
+    { key: 'name', type: 'text' },
+    page,
   );
 }
 

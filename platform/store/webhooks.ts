@@ -5,6 +5,7 @@ import type { EventKind, EventPayload } from '../../core/event-types';
 import { announceChange } from './changes';
 import type { Queryable } from './db';
 import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
+import { pageByCreation, type PageRequest } from './keyset-pages';
 
 export interface EndpointRecord {
   id: string;
@@ -82,17 +83,17 @@ export async function getEndpoint(
   return row;
 }
 
-export async function listEndpoints(
+/** The workspace's endpoints, oldest first. */
+export function listEndpoints(
   db: Queryable,
   workspaceId: string,
-  page: { limit: number; afterId?: string },
+  page: PageRequest,
 ): Promise<EndpointRecord[]> {
-  return db.query<EndpointRecord>(
-    `select ${ENDPOINT_COLUMNS} from webhook_endpoints
-      where workspace_id = $1
-        and ($3::text is null or (created_at, id) > (select created_at, id from webhook_endpoints where workspace_id = $1 and id = $3))
-      order by created_at, id limit $2`,
-    [workspaceId, page.limit, page.afterId ?? null],
+  return pageByCreation(
+    db,
+    { table: 'webhook_endpoints', columns: ENDPOINT_COLUMNS, scope: 'workspace_id' },
+    workspaceId,
+    page,
   );
 }
 
@@ -240,14 +241,13 @@ export async function getDelivery(
 export async function listDeliveries(
   db: Queryable,
   endpointId: string,
-  page: { limit: number; afterId?: string },
+  page: PageRequest,
 ): Promise<(DeliveryRecord & { attempts: AttemptRecord[] })[]> {
-  const deliveries = await db.query<DeliveryRecord>(
-    `select ${DELIVERY_COLUMNS} from webhook_deliveries
-      where endpoint_id = $1
-        and ($3::text is null or (created_at, id) < (select created_at, id from webhook_deliveries where endpoint_id = $1 and id = $3))
-      order by created_at desc, id desc limit $2`,
-    [endpointId, page.limit, page.afterId ?? null],
+  const deliveries = await pageByCreation<DeliveryRecord>(
+    db,
+    { table: 'webhook_deliveries', columns: DELIVERY_COLUMNS, scope: 'endpoint_id', descending: true },
+    endpointId,
+    page,
   );
   if (deliveries.length === 0) return [];
   const attempts = await db.query<AttemptRecord>(

@@ -6,6 +6,7 @@ import type { Definition } from '../../core/definitions/schema';
 import type { LimitValue } from '../../core/workspace-limits';
 import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
+import { pageByKey, type PageRequest } from './keyset-pages';
 import { checkCountLimit, lockCountLimit, type CountLimit } from './workspace-limits';
 
 export interface WorkflowVersionRecord {
@@ -171,37 +172,39 @@ export async function workflowExists(
   return rows.length > 0;
 }
 
-/** A page of a workflow's versions, newest first: at most `limit`, older than `before` when given. */
-export async function listWorkflowVersions(
+/** A page of a workflow's versions, newest first: at most `limit`, older than `after` when given. */
+export function listWorkflowVersions(
   db: Queryable,
   workspaceId: string,
   workflowId: string,
-  page: { limit: number; before?: number },
+  page: PageRequest<number>,
 ): Promise<{ version: number; created_at: Date }[]> {
-  return db.query(
-    `select version, created_at from workflow_versions
-      where workspace_id = $1 and workflow_id = $2 and ($4::int is null or version < $4)
-      order by version desc limit $3`,
-    [workspaceId, workflowId, page.limit, page.before ?? null],
+  return pageByKey(
+    db,
+    'select version, created_at from workflow_versions where workspace_id = $1 and workflow_id = $2',
+    [workspaceId, workflowId],
+    { key: 'version', type: 'int', descending: true },
+    page,
   );
 }
 
 /** Workflows of a workspace by id, with their latest version's name, description and trigger type. */
-export async function listWorkflows(
+export function listWorkflows(
   db: Queryable,
   workspaceId: string,
-  page: { limit: number; after?: string },
+  page: PageRequest,
 ): Promise<WorkflowListing[]> {
-  return db.query<WorkflowListing>(
+  return pageByKey(
+    db,
     `select w.id, v.definition->>'name' as name, v.definition->>'description' as description,
             coalesce(v.definition->'trigger'->>'type', 'api') as trigger_type,
             w.latest_version as version, w.created_at, w.updated_at
        from workflows w
        join workflow_versions v on v.workspace_id = w.workspace_id and v.workflow_id = w.id and v.version = w.latest_version
-      where w.workspace_id = $1 and ($3::text is null or w.id > $3)
-      order by w.id
-      limit $2`,
-    [workspaceId, page.limit, page.after ?? null],
+      where w.workspace_id = $1`,
+    [workspaceId],
+    { key: 'w.id', type: 'text' },
+    page,
   );
 }
 

@@ -10,10 +10,11 @@ import {
 } from '../../platform/store/api-keys';
 import { createWithinLimit } from '../../platform/store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { decodeCursor, isString, pageOf } from '../http/cursor';
-import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
-import { pageExample, timestamp, limitExceededExample } from './schemas';
+import { isString } from '../http/cursor';
+import { defineListRoute } from './list-route';
+import { defineRoute, type AnyRoute } from './route';
+import { NUL_TEXT } from './semantic-errors';
+import { timestamp, limitExceededExample } from './schemas';
 
 const apiKeyExample = {
   id: 'key_3vN8pQ2rT6yW1zX4cB7m',
@@ -118,32 +119,18 @@ export function apiKeyRoutes(): AnyRoute[] {
         return { status: 201, body: { ...toApiKeyView(record), key } };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/api-keys',
       operationId: 'listApiKeys',
       summary: "List the workspace's API keys (never the keys themselves)",
       tag: 'API keys',
       auth: 'admin',
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of keys',
-          schema: paginated(apiKeySchema, 'ApiKeyList'),
-          example: pageExample(apiKeyExample),
-        },
-      },
-      errors: [400],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['api-keys', auth.workspaceId];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listApiKeys(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toApiKeyView) };
-      },
+      page: { description: 'A page of keys', item: apiKeySchema, id: 'ApiKeyList', example: apiKeyExample },
+      scope: ({ auth }) => ['api-keys', auth.workspaceId],
+      isPosition: isString,
+      fetch: ({ services, auth }, page) => listApiKeys(services.db, auth.workspaceId, page),
+      positionOf: (row) => row.id,
+      toView: toApiKeyView,
     }),
     defineRoute({
       method: 'delete',

@@ -59,7 +59,7 @@ export interface ResponseSpec {
   links?: Record<string, ResponseLink>;
 }
 
-type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
+export type Infer<T> = T extends z.ZodType ? z.output<T> : undefined;
 
 export interface RouteDefinition<
   P extends z.ZodType | undefined,

@@ -7,10 +7,11 @@ import { notFound } from '../../platform/errors';
 import { deleteSecret, listSecrets, putSecret, SECRET_NAME_PATTERN } from '../../platform/store/secrets';
 import { createWithinLimit } from '../../platform/store/workspace-limits';
 import { countLimit } from '../workspaces/limits';
-import { isString, keysetPage } from '../http/cursor';
-import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { LIST_CURSOR, NUL_TEXT } from './semantic-errors';
-import { pageExample, timestamp, limitExceededExample } from './schemas';
+import { isString } from '../http/cursor';
+import { defineListRoute } from './list-route';
+import { defineRoute, type AnyRoute } from './route';
+import { NUL_TEXT } from './semantic-errors';
+import { timestamp, limitExceededExample } from './schemas';
 
 const nameParams = z.object({ name: z.string() });
 const secretSchema = z
@@ -61,45 +62,31 @@ export function secretRoutes(): AnyRoute[] {
         return { status: 204 };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/secrets',
       operationId: 'listSecrets',
       summary: 'List secret names (never values)',
       tag: 'Secrets',
       auth: 'read',
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of secrets, by name',
-          schema: paginated(secretSchema, 'SecretList'),
-          example: pageExample({
-            name: 'CRM_TOKEN',
-            created_at: '2026-11-02T14:04:02.310Z',
-            updated_at: '2026-11-18T11:27:45.884Z',
-          }),
+      page: {
+        description: 'A page of secrets, by name',
+        item: secretSchema,
+        id: 'SecretList',
+        example: {
+          name: 'CRM_TOKEN',
+          created_at: '2026-11-02T14:04:02.310Z',
+          updated_at: '2026-11-18T11:27:45.884Z',
         },
       },
-      errors: [400],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        return {
-          status: 200,
-          body: await keysetPage({
-            query,
-            scope: ['secrets', auth.workspaceId],
-            isPosition: isString,
-            fetch: (limit, after) =>
-              listSecrets(services.db, auth.workspaceId, { limit, ...(after ? { after } : {}) }),
-            positionOf: (row) => row.name,
-            toView: (row) => ({
-              name: row.name,
-              created_at: row.created_at.toISOString(),
-              updated_at: row.updated_at.toISOString(),
-            }),
-          }),
-        };
-      },
+      scope: ({ auth }) => ['secrets', auth.workspaceId],
+      isPosition: isString,
+      fetch: ({ services, auth }, page) => listSecrets(services.db, auth.workspaceId, page),
+      positionOf: (row) => row.name,
+      toView: (row) => ({
+        name: row.name,
+        created_at: row.created_at.toISOString(),
+        updated_at: row.updated_at.toISOString(),
+      }),
     }),
     defineRoute({
       method: 'delete',

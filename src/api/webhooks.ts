@@ -23,14 +23,15 @@ import {
   type EndpointRecord,
 } from '../../platform/store/webhooks';
 import { createWithinLimit } from '../../platform/store/workspace-limits';
-import { newEndpointSecret } from '../../platform/webhook-signing';
+import { newSigningSecret } from '../../platform/webhook-signing';
 import { countLimit } from '../workspaces/limits';
 import { redeliver } from '../webhooks/redeliver';
 import { EVENT_KINDS } from '../../core/event-types';
-import { decodeCursor, isString, pageOf } from '../http/cursor';
-import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { LIST_CURSOR, NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
-import { EXAMPLE_EXECUTION_ID, pageExample, timestamp, limitExceededExample } from './schemas';
+import { isString } from '../http/cursor';
+import { defineListRoute } from './list-route';
+import { defineRoute, type AnyRoute } from './route';
+import { NUL_TEXT, WEBHOOK_URL } from './semantic-errors';
+import { EXAMPLE_EXECUTION_ID, timestamp, limitExceededExample } from './schemas';
 
 const endpointExample = {
   id: 'wh_8ZtQ3nV6pR1xK4mC7bLs',
@@ -236,7 +237,7 @@ export function webhookRoutes(): AnyRoute[] {
             },
           );
         }
-        const secret = newEndpointSecret();
+        const secret = newSigningSecret();
         const record = await createWithinLimit(
           services.db,
           await countLimit(services, auth.workspaceId, 'webhook_endpoints'),
@@ -252,32 +253,23 @@ export function webhookRoutes(): AnyRoute[] {
         return { status: 201, body: { ...toEndpointView(record), secret } };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/webhooks',
       operationId: 'listWebhooks',
       summary: 'List webhook endpoints',
       tag: 'Webhooks',
       auth: 'read',
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of endpoints',
-          schema: paginated(endpointSchema, 'WebhookEndpointList'),
-          example: pageExample(endpointExample),
-        },
+      page: {
+        description: 'A page of endpoints',
+        item: endpointSchema,
+        id: 'WebhookEndpointList',
+        example: endpointExample,
       },
-      errors: [400],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['webhooks', auth.workspaceId];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listEndpoints(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toEndpointView) };
-      },
+      scope: ({ auth }) => ['webhooks', auth.workspaceId],
+      isPosition: isString,
+      fetch: ({ services, auth }, page) => listEndpoints(services.db, auth.workspaceId, page),
+      positionOf: (row) => row.id,
+      toView: toEndpointView,
     }),
     defineRoute({
       method: 'get',
@@ -311,34 +303,28 @@ export function webhookRoutes(): AnyRoute[] {
         return { status: 204 };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/webhooks/{id}/deliveries',
       operationId: 'listWebhookDeliveries',
       summary: "An endpoint's deliveries, newest first, with every attempt",
       tag: 'Webhooks',
       auth: 'read',
       params: idParams,
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of deliveries',
-          schema: paginated(deliverySchema, 'WebhookDeliveryList'),
-          example: pageExample(deliveryExample),
-        },
+      page: {
+        description: 'A page of deliveries',
+        item: deliverySchema,
+        id: 'WebhookDeliveryList',
+        example: deliveryExample,
       },
-      errors: [400, 404],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, params, query }) => {
+      errors: [404],
+      check: async ({ services, auth, params }) => {
         if (!(await getEndpoint(services.db, auth.workspaceId, params.id))) throw webhookNotFound(params.id);
-        const scope = ['deliveries', params.id];
-        const afterId = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listDeliveries(services.db, params.id, {
-          limit: query.limit + 1,
-          ...(afterId ? { afterId } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toDeliveryView) };
       },
+      scope: ({ params }) => ['deliveries', params.id],
+      isPosition: isString,
+      fetch: ({ services, params }, page) => listDeliveries(services.db, params.id, page),
+      positionOf: (row) => row.id,
+      toView: toDeliveryView,
     }),
     defineRoute({
       method: 'post',

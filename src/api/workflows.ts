@@ -10,7 +10,12 @@ import {
 } from '../../core/definitions/schema';
 import { triggerExecution } from '../executions/trigger';
 import { rotateHookSecret } from '../../platform/store/hook-secrets';
-import { afterWorkflowCommitted, afterWorkflowSaved, beforeWorkflowDeleted } from '../definitions/lifecycle';
+import {
+  afterWorkflowCommitted,
+  afterWorkflowSaved,
+  beforeWorkflowDeleted,
+  type SaveExtras,
+} from '../definitions/lifecycle';
 import {
   createWorkflow,
   deleteWorkflow,
@@ -19,22 +24,17 @@ import {
   listWorkflowVersions,
   saveWorkflowVersion,
   workflowExists,
+  type SavedWorkflow,
   type WorkflowListing,
   type WorkflowVersionRecord,
 } from '../../platform/store/workflows';
 import type { Services } from '../services';
 import { checkStepsLimit, limitOf } from '../workspaces/limits';
-import { decodeCursor, isString, keysetPage, pageOf } from '../http/cursor';
-import { cursorParam, defineRoute, limitParam, paginated, type AnyRoute } from './route';
-import { DEFINITION_ERRORS, LIST_CURSOR, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
-import {
-  acceptedExample,
-  acceptedSchema,
-  EXAMPLE_INPUT,
-  EXECUTION_LINKS,
-  pageExample,
-  timestamp,
-} from './schemas';
+import { isString } from '../http/cursor';
+import { defineListRoute } from './list-route';
+import { defineRoute, type AnyRoute } from './route';
+import { DEFINITION_ERRORS, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
+import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS, timestamp } from './schemas';
 
 const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
 
@@ -173,6 +173,19 @@ async function toWorkflowView(services: Services, workspaceId: string, record: W
   };
 }
 
+/**
+ * The answer to a save (a new workflow or version) once it committed: its schedule follows it first
+ * (afterWorkflowCommitted), then the workflow as a read shows it, with what the save made (a hook secret).
+ */
+async function committedWorkflowView(
+  services: Services,
+  workspaceId: string,
+  saved: SavedWorkflow<SaveExtras>,
+) {
+  await afterWorkflowCommitted(services, workspaceId, saved.record);
+  return { ...(await toWorkflowView(services, workspaceId, saved.record)), ...saved.extra };
+}
+
 /** A PUT body may leave out `id` (the URL names the workflow); a different one is a mistake. */
 function definitionForPut(
   services: Services,
@@ -203,32 +216,23 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function workflowRoutes(): AnyRoute[] {
   return [
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/workflows',
       operationId: 'listWorkflows',
       summary: 'List workflows',
       tag: 'Workflows',
       auth: 'read',
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of workflows, by id',
-          schema: paginated(workflowListItemSchema, 'WorkflowList'),
-          example: pageExample(workflowListItemExample),
-        },
+      page: {
+        description: 'A page of workflows, by id',
+        item: workflowListItemSchema,
+        id: 'WorkflowList',
+        example: workflowListItemExample,
       },
-      errors: [400],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, query }) => {
-        const scope = ['workflows', auth.workspaceId];
-        const after = query.cursor ? decodeCursor(query.cursor, scope, isString) : undefined;
-        const rows = await listWorkflows(services.db, auth.workspaceId, {
-          limit: query.limit + 1,
-          ...(after ? { after } : {}),
-        });
-        return { status: 200, body: pageOf(rows, query.limit, (row) => row.id, scope, toListItem) };
-      },
+      scope: ({ auth }) => ['workflows', auth.workspaceId],
+      isPosition: isString,
+      fetch: ({ services, auth }, page) => listWorkflows(services.db, auth.workspaceId, page),
+      positionOf: (row) => row.id,
+      toView: toListItem,
     }),
     defineRoute({
       method: 'post',
@@ -288,11 +292,7 @@ export function workflowRoutes(): AnyRoute[] {
           (tx, record) => afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowTaken(definition.id);
-        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
-        return {
-          status: 201,
-          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
-        };
+        return { status: 201, body: await committedWorkflowView(services, auth.workspaceId, saved) };
       },
     }),
     defineRoute({
@@ -326,43 +326,30 @@ export function workflowRoutes(): AnyRoute[] {
         return { status: 200, body: await toWorkflowView(services, auth.workspaceId, record) };
       },
     }),
-    defineRoute({
-      method: 'get',
+    defineListRoute({
       path: '/v1/workflows/{id}/versions',
       operationId: 'listWorkflowVersions',
       summary: "List a workflow's versions, newest first",
       tag: 'Workflows',
       auth: 'read',
       params: idParams,
-      query: z.strictObject({ limit: limitParam, cursor: cursorParam }),
-      responses: {
-        200: {
-          description: 'A page of versions, newest first',
-          schema: paginated(workflowVersionSchema, 'WorkflowVersionList'),
-          example: pageExample(workflowExample.versions[2]),
-        },
+      page: {
+        description: 'A page of versions, newest first',
+        item: workflowVersionSchema,
+        id: 'WorkflowVersionList',
+        example: workflowExample.versions[2],
       },
-      errors: [400, 404],
-      semanticErrors: [LIST_CURSOR],
-      handler: async ({ services, auth, params, query }) => {
+      errors: [404],
+      check: async ({ services, auth, params }) => {
         if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
           throw workflowNotFound(params.id);
-        return {
-          status: 200,
-          body: await keysetPage({
-            query,
-            scope: ['workflow-versions', auth.workspaceId, params.id],
-            isPosition: isVersion,
-            fetch: (limit, before) =>
-              listWorkflowVersions(services.db, auth.workspaceId, params.id, {
-                limit,
-                ...(before !== undefined ? { before } : {}),
-              }),
-            positionOf: (row) => row.version,
-            toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
-          }),
-        };
       },
+      scope: ({ auth, params }) => ['workflow-versions', auth.workspaceId, params.id],
+      isPosition: isVersion,
+      fetch: ({ services, auth, params }, page) =>
+        listWorkflowVersions(services.db, auth.workspaceId, params.id, page),
+      positionOf: (row) => row.version,
+      toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
     }),
     defineRoute({
       method: 'put',
@@ -389,11 +376,7 @@ export function workflowRoutes(): AnyRoute[] {
           afterWorkflowSaved(services, tx, auth.workspaceId, record),
         );
         if (!saved) throw workflowNotFound(params.id);
-        await afterWorkflowCommitted(services, auth.workspaceId, saved.record);
-        return {
-          status: 200,
-          body: { ...(await toWorkflowView(services, auth.workspaceId, saved.record)), ...saved.extra },
-        };
+        return { status: 200, body: await committedWorkflowView(services, auth.workspaceId, saved) };
       },
     }),
     defineRoute({

@@ -150,6 +150,15 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
   const decisions = new Map<string, ApprovalDecision>();
   let lastTaskStarted = startedAt;
   let close: Close | undefined;
+  /** Ends the attempts of the activity that event `scheduledEventId` scheduled, as `event` says. */
+  const endRetry = (
+    event: HistoryEvent,
+    scheduledEventId: unknown,
+    end: Pick<RetryActivity, 'state'> & Partial<Pick<RetryActivity, 'output' | 'error'>>,
+  ): void => {
+    const retry = byScheduledId.get(String(scheduledEventId));
+    if (retry) Object.assign(retry, { ...end, finishedAt: eventDate(event) });
+  };
 
   for (const event of source.events) {
     const id = String(event.eventId);
@@ -182,42 +191,28 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
         const attrs = event.activityTaskCompletedEventAttributes!;
-        const retry = byScheduledId.get(String(attrs.scheduledEventId));
-        if (retry)
-          Object.assign(retry, {
-            state: 'success',
-            finishedAt: eventDate(event),
-            output: firstPayload(attrs.result) ?? null,
-          });
+        endRetry(event, attrs.scheduledEventId, {
+          state: 'success',
+          output: firstPayload(attrs.result) ?? null,
+        });
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: {
         const attrs = event.activityTaskFailedEventAttributes!;
-        const retry = byScheduledId.get(String(attrs.scheduledEventId));
-        if (retry)
-          Object.assign(retry, {
-            state: 'failed',
-            finishedAt: eventDate(event),
-            error: describeFailure(attrs.failure),
-          });
+        endRetry(event, attrs.scheduledEventId, { state: 'failed', error: describeFailure(attrs.failure) });
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {
         const attrs = event.activityTaskTimedOutEventAttributes!;
-        const retry = byScheduledId.get(String(attrs.scheduledEventId));
-        if (retry) {
-          Object.assign(retry, {
-            state: 'failed',
-            finishedAt: eventDate(event),
-            error: { code: 'step_timed_out', message: 'The step timed out.' },
-          });
-        }
+        endRetry(event, attrs.scheduledEventId, {
+          state: 'failed',
+          error: { code: 'step_timed_out', message: 'The step timed out.' },
+        });
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
         const attrs = event.activityTaskCanceledEventAttributes!;
-        const retry = byScheduledId.get(String(attrs.scheduledEventId));
-        if (retry) Object.assign(retry, { state: 'canceled', finishedAt: eventDate(event) });
+        endRetry(event, attrs.scheduledEventId, { state: 'canceled' });
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED: {

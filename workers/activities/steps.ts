@@ -232,15 +232,18 @@ interface PreparedCall<T> {
 }
 
 /**
- * A connector or ai step's first attempt. Its templates are resolved first (secrets templates stay as
- * written: the call resolves them, so secret values never reach history). A retryable failure hands the
- * step over to an activity for the attempts left (`next: retry`), visible to describe and Temporal UI.
+ * The record of a step that has not finished after its first attempt: running (a connector or ai step
+ * whose attempts go on as an activity) or waiting (an approval waits for its decision).
  */
-/** The record of a connector or ai step whose attempts go on as an activity: one attempt made so far. */
-function runningRecord(step: ConnectorStep | AiStep, started: Date, input: unknown): StepRecord {
+function unfinishedRecord(
+  step: Step,
+  status: 'running' | 'waiting',
+  started: Date,
+  input: unknown,
+): StepRecord {
   return {
     id: step.id,
-    status: 'running',
+    status,
     started_at: started.toISOString(),
     finished_at: null,
     attempts: 1,
@@ -250,6 +253,11 @@ function runningRecord(step: ConnectorStep | AiStep, started: Date, input: unkno
   };
 }
 
+/**
+ * A connector or ai step's first attempt. Its templates are resolved first (secrets templates stay as
+ * written: the call resolves them, so secret values never reach history). A retryable failure hands the
+ * step over to an activity for the attempts left (`next: retry`), visible to describe and Temporal UI.
+ */
 async function runNetworkStep<T>(
   step: ConnectorStep | AiStep,
   started: Date,
@@ -261,18 +269,13 @@ async function runNetworkStep<T>(
   const deadline = AbortSignal.timeout(timeoutMs);
   const { request, meta, call } = await prepare(AbortSignal.any([canceled, deadline]));
   const inputProblem = stepDataProblem(request, MAX_STEP_INPUT_BYTES);
-  if (inputProblem) {
-    return failed(step, started, null, {
-      code: DATA_LIMIT_CODES.input,
-      message: `The input of step "${step.id}" (its configuration after templates) ${inputProblem}.`,
-    });
-  }
+  if (inputProblem) return inputTooLarge(step, started, inputProblem);
   // The workspace holds its share of this worker's local calls: the step runs as an activity instead.
   const release = slots ? slots.tryAcquire(meta.workspaceId) : () => undefined;
   if (!release) {
     metrics.stepsDeferred.inc({ kind: step.kind });
     return {
-      record: { ...runningRecord(step, started, request), attempts: 0 },
+      record: { ...unfinishedRecord(step, 'running', started, request), attempts: 0 },
       next: { kind: 'defer', request, meta },
     };
   }
@@ -298,7 +301,7 @@ async function runNetworkStep<T>(
     const finished = new Date();
     return {
       record: {
-        ...runningRecord(step, started, request),
+        ...unfinishedRecord(step, 'running', started, request),
         error: { code, message: failure.message },
         next_attempt_at: new Date(finished.getTime() + delayMs).toISOString(),
       },
@@ -359,23 +362,9 @@ async function requestApproval(
     timeout: step.timeout ?? null,
   };
   const problem = stepDataProblem(input, MAX_STEP_INPUT_BYTES);
-  if (problem) {
-    return failed(step, started, null, {
-      code: DATA_LIMIT_CODES.input,
-      message: `The input of step "${step.id}" (its configuration after templates) ${problem}.`,
-    });
-  }
+  if (problem) return inputTooLarge(step, started, problem);
   return {
-    record: {
-      id: step.id,
-      status: 'waiting',
-      started_at: started.toISOString(),
-      finished_at: null,
-      attempts: 1,
-      input,
-      output: null,
-      error: null,
-    },
+    record: unfinishedRecord(step, 'waiting', started, input),
     next: { kind: 'approval', timeout: step.timeout ?? null },
   };
 }
@@ -437,6 +426,14 @@ function failed(
   };
   if (input !== undefined) record.input = input;
   return { record, next: { kind: 'fail', error: { step: step.id, ...error } } };
+}
+
+/** The step's input (its configuration after templates) is past the limit stepDataProblem describes. */
+function inputTooLarge(step: Step, started: Date, problem: string): StepOutcome {
+  return failed(step, started, null, {
+    code: DATA_LIMIT_CODES.input,
+    message: `The input of step "${step.id}" (its configuration after templates) ${problem}.`,
+  });
 }
 
 function toApplicationFailure(error: unknown): ApplicationFailure {
