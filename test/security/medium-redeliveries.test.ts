@@ -5,6 +5,7 @@
  * (10 at once, then 429), and a delivery left `pending` with nothing sending it can be sent again.
  */
 import { expect } from 'chai';
+import { deliveryWorkflowId } from '../../core/event-types';
 import { createWorkflow, definition, expectError, rulesStep, trigger } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
@@ -12,6 +13,7 @@ import { waitFor } from '../support/wait';
 
 interface Delivery {
   id: string;
+  event_id: string;
   status: string;
   attempts: unknown[];
 }
@@ -86,6 +88,14 @@ describe('security (medium): redeliveries are bounded @integration', function ()
   it('sends again a delivery left pending with nothing sending it', async () => {
     const { api, endpoint, deliveries, redeliver } = await deliveriesAt('/stuck', 1, 'succeeded');
     const [delivery] = deliveries;
+    // Nothing sends it any more: its series has ended (the row says succeeded a moment before the workflow closes).
+    const { client } = service.runtime.services.temporal;
+    await waitFor(
+      async () =>
+        (await client.workflow.getHandle(deliveryWorkflowId(delivery!.event_id)).describe()).status.name !==
+        'RUNNING',
+      { what: "the delivery's first series closed" },
+    );
     // As an earlier version left a row whose redelivery never started.
     await service.runtime.services.db.query(
       "update webhook_deliveries set status = 'pending' where id = $1",
