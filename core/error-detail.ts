@@ -13,6 +13,11 @@ export interface ErrorDetail {
 /** The error the workflow fails with, also kept in the memo so that lists can show it without history. */
 export interface ExecutionError {
   step: string | null;
+  /**
+   * Where the failed step is: the containers around it with their run keys, then the step id
+   * (`["notify_all", "3", "send"]`); for a top-level step, `[step]`. Absent in runs recorded before containers.
+   */
+  path?: string[];
   code: string;
   message: string;
 }

@@ -30,6 +30,8 @@ export interface EventPayload {
   workflow_version: number;
   status: string;
   error: ExecutionError | null;
+  /** execution.completed: the execution's output. */
+  output?: unknown;
 }
 
 /** An event as the workflow emits it: the payload plus where it belongs. */

@@ -2,7 +2,7 @@
  * What the API hands to the execution workflow, and what steps exchange with their activities.
  * Types only: both the API and the deterministic workflow code import this module.
  */
-import type { Definition, Step, TriggerType } from './definitions/schema';
+import type { ContainerStep, Definition, LeafStep, TriggerType } from './definitions/schema';
 import type { ExecutionError } from './error-detail';
 import type { EventKind } from './event-types';
 
@@ -30,6 +30,13 @@ export interface ExecutionInput {
   /** Set on a retry: the run goes on from the failed step of an earlier run. */
   resume?: ResumePoint;
 }
+
+/**
+ * Where a nested step runs: the containers around it, outermost first, each followed by the run key
+ * (a parallel branch id, a map item index, a switch case id, a loop iteration): `["enrich", "crm"]`,
+ * `["notify_all", "3", "inner", "0"]`. Absent (or empty) at the top level.
+ */
+export type RunPath = string[];
 
 /**
  * Where a retry run starts (docs/api.md#retry-from-the-failed-step): the failed run's steps before the failed
@@ -60,17 +67,21 @@ export interface StepRecord {
   stop?: boolean;
   /** A connector or ai step whose first attempt failed: when the next one is due. */
   next_attempt_at?: string;
+  /** A nested step: the containers around it (RunPath). */
+  path?: RunPath;
 }
 
 /** Input of the `run_steps` local activity: a batch of consecutive steps and the data they read. */
 export interface StepBatch {
   workspace_id: string;
   execution: ExpressionContext['execution'];
-  steps: Step[];
+  steps: LeafStep[];
   /** The part of the context the batch's expressions can read (input, execution, earlier outputs). */
   context: ExpressionContext;
   /** Asks for the workspace's subscribed event kinds (when the run may close or wait after this batch). */
   report_subscriptions: boolean;
+  /** Nested steps: the containers around them, stamped on every record. */
+  path?: RunPath;
 }
 
 /**
@@ -113,6 +124,52 @@ export interface ExecutionResult {
   status: 'success';
   /** The rules step whose `stop` action ended the run early, if any. */
   stopped_at?: string;
+  /** The definition's `output`, or the output of the last step that ran (docs/definitions.md#composition). */
+  output?: unknown;
+}
+
+/**
+ * Input of the `evaluate_control` local activity: the expressions a container (or the definition's
+ * `output`) needs, evaluated where steps are, never in workflow code.
+ */
+export interface ControlRequest {
+  workspace_id: string;
+  /** What to evaluate: entering a container (its `if`, a map's items, a switch's case), a loop's `until`, the execution's output. */
+  purpose: 'enter' | 'until' | 'output';
+  /** The container without its step lists (they are not needed here, and would only weigh on history). */
+  step?: ControlStep;
+  /** The definition's `output` template (purpose `output`). */
+  output?: unknown;
+  context: ExpressionContext;
+  path?: RunPath;
+}
+
+/** A container's control fields: everything but the step lists. */
+export type ControlStep =
+  | (Omit<Extract<ContainerStep, { kind: 'parallel' }>, 'branches'> & { branches: { id: string }[] })
+  | Omit<Extract<ContainerStep, { kind: 'map' }>, 'steps'>
+  | (Omit<Extract<ContainerStep, { kind: 'switch' }>, 'cases' | 'default'> & {
+      cases: { id: string; when: string }[];
+      has_default: boolean;
+    })
+  | Omit<Extract<ContainerStep, { kind: 'loop' }>, 'steps'>;
+
+/** What `evaluate_control` found. */
+export interface ControlResult {
+  /** When the evaluation began (the container's start). */
+  at: string;
+  /** The container's `if` did not hold: it is skipped. */
+  skip?: true;
+  /** An expression failed, or a map's items are not an array or too many: the container fails with it. */
+  error?: { code: string; message: string };
+  /** A map's items. */
+  items?: unknown[];
+  /** The switch case that holds: its id, "default", or null (none, and no default). */
+  case?: string | null;
+  /** A loop's `until` held. */
+  done?: boolean;
+  /** The execution's output (purpose `output`). */
+  output?: unknown;
 }
 
 /** Evaluation context of expressions and templates (docs/definitions.md#expressions-and-templates). */
@@ -120,6 +177,8 @@ export interface ExpressionContext {
   input: unknown;
   steps: Record<string, { output: unknown; status: string }>;
   execution: { id: string; workflow: string; version: number };
+  /** Names containers add: a map's item (`as`, default `item`) and `index`, a loop's `iteration`. */
+  [name: string]: unknown;
 }
 
 export interface RuleSpec {
@@ -192,6 +251,11 @@ export interface ApprovalDecisionRequest {
    * Absent in decisions sent before it existed.
    */
   apply_by?: number;
+  /**
+   * Which run of the step, when it waits inside a container: the run keys of its containers joined by "/"
+   * ("3", "crm/0"). May be left out when one run of the step waits.
+   */
+  run?: string;
 }
 
 /** The approval step's output once decided. */
@@ -228,4 +292,9 @@ export const STEP_ERROR_CODES = {
   canceled: 'canceled',
   stepFailed: 'step_failed',
   historyTooLarge: 'history_too_large',
+  invalidItems: 'invalid_items',
+  mapTooLarge: 'map_too_large',
+  loopLimitExceeded: 'loop_limit_exceeded',
+  branchFailed: 'branch_failed',
+  itemsFailed: 'items_failed',
 } as const;

@@ -2,10 +2,10 @@
  * What a step's `retry` and `timeout` mean when the definition leaves them out
  * (docs/definitions.md#conditions-retries-and-timeouts).
  */
-import type { Step } from './definitions/schema';
+import type { LeafStep } from './definitions/schema';
 
 /** Time limit of one attempt when the step sets no `timeout`. */
-export const DEFAULT_STEP_TIMEOUT: Record<Step['kind'], string> = {
+export const DEFAULT_STEP_TIMEOUT: Record<LeafStep['kind'], string> = {
   rules: '10s',
   connector: '30s',
   ai: '2m',
@@ -28,12 +28,12 @@ export interface EffectiveRetry {
   max_interval: string;
 }
 
-export function retryOf(step: Step): EffectiveRetry {
+export function retryOf(step: LeafStep): EffectiveRetry {
   return { ...DEFAULT_RETRY, ...step.retry };
 }
 
 /** The time limit of one attempt of a connector or ai step (an approval's `timeout` is its wait). */
-export function attemptTimeoutOf(step: Step): string {
+export function attemptTimeoutOf(step: LeafStep): string {
   return step.kind === 'approval'
     ? DEFAULT_STEP_TIMEOUT.approval
     : (step.timeout ?? DEFAULT_STEP_TIMEOUT[step.kind]);

@@ -186,16 +186,178 @@ export const approvalStepSchema = z
   })
   .meta({ id: 'ApprovalStep' });
 
+/** Containers nest up to this many levels: top-level steps are level 1 (docs/definitions.md#composition). */
+export const MAX_NESTING = 5;
+/** Items a map runs at most (MAP_MAX_ITEMS may lower it). */
+export const MAX_MAP_ITEMS = 10_000;
+/** Iterations a loop may ask for at most. */
+export const MAX_LOOP_ITERATIONS = 10_000;
+/** Branches of one parallel step, cases of one switch. */
+export const MAX_BRANCHES = 50;
+/** Names a map's `as` may not take: the context's own roots and the names containers add. */
+export const RESERVED_CONTEXT_NAMES = [
+  'input',
+  'steps',
+  'execution',
+  'secrets',
+  'index',
+  'iteration',
+] as const;
+
+const containerCommon = {
+  id: stepIdSchema,
+  name: stepCommon.name,
+  description: stepCommon.description,
+  if: stepCommon.if,
+};
+
+/**
+ * A list of steps inside a container. A getter refers to it, so the schemas can nest (zod evaluates it
+ * lazily); depth and ids across the whole definition are checked on save (src/definitions/validate.ts).
+ */
+const branchSchema = z
+  .strictObject({
+    id: stepIdSchema.meta({
+      description: 'Unique among the branches of the step; the run key of the branch.',
+    }),
+    get steps(): z.ZodType<Step[]> {
+      return stepListSchema;
+    },
+    on_error: z.enum(['fail', 'continue']).optional().meta({
+      description:
+        '`fail` (default): a failing branch fails the step and cancels the others; `continue`: its entry in the output is null.',
+    }),
+  })
+  .meta({ id: 'ParallelBranch' });
+
+export const parallelStepSchema = z
+  .strictObject({
+    ...containerCommon,
+    kind: z.literal('parallel'),
+    branches: z.array(branchSchema).min(1).max(MAX_BRANCHES).meta({
+      description: 'Every branch runs at once. Output: {<branch id>: <output of its last step that ran>}.',
+    }),
+  })
+  .meta({ id: 'ParallelStep' });
+
+/** `tolerated_failures`: a count of items, or a percentage of them ("5%"). */
+export const TOLERATED_PERCENT_PATTERN = /^(100|[1-9]?[0-9](\.[0-9]{1,2})?)%$/;
+
+export const mapStepSchema = z
+  .strictObject({
+    ...containerCommon,
+    kind: z.literal('map'),
+    items: expressionSchema.meta({
+      description:
+        'An expression giving the array to map over ("input.contacts"), or one template ("{{ input.contacts }}"). Not an array: the step fails with invalid_items.',
+    }),
+    as: stepIdSchema
+      .optional()
+      .meta({
+        description: 'The name of the current item in the context (default "item"); `index` is its position.',
+      }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ description: 'Items running at once (default 10).' }),
+    tolerated_failures: z
+      .union([z.number().int().min(0).max(MAX_MAP_ITEMS), z.string().regex(TOLERATED_PERCENT_PATTERN)])
+      .optional()
+      .meta({
+        description:
+          'Failed items the step tolerates: a count, or a percentage of the items ("5%"); default 0. A tolerated failed item is null in the output.',
+      }),
+    get steps(): z.ZodType<Step[]> {
+      return stepListSchema;
+    },
+  })
+  .meta({ id: 'MapStep' });
+
+const caseSchema = z
+  .strictObject({
+    id: stepIdSchema.meta({ description: 'Unique among the cases of the step; the run key of the case.' }),
+    when: expressionSchema,
+    get steps(): z.ZodType<Step[]> {
+      return stepListSchema;
+    },
+  })
+  .meta({ id: 'SwitchCase' });
+
+export const switchStepSchema = z
+  .strictObject({
+    ...containerCommon,
+    kind: z.literal('switch'),
+    cases: z.array(caseSchema).min(1).max(MAX_BRANCHES).meta({
+      description: 'The first case whose `when` holds runs its steps.',
+    }),
+    get default(): z.ZodOptional<z.ZodType<Step[]>> {
+      return stepListSchema
+        .optional()
+        .meta({ description: 'The steps run when no case holds (none: nothing runs).' });
+    },
+  })
+  .meta({ id: 'SwitchStep' });
+
+export const loopStepSchema = z
+  .strictObject({
+    ...containerCommon,
+    kind: z.literal('loop'),
+    until: expressionSchema.meta({
+      description: 'Evaluated after each iteration (its steps are in `steps`); the loop ends when it holds.',
+    }),
+    max_iterations: z.number().int().min(1).max(MAX_LOOP_ITERATIONS).meta({
+      description: 'Reaching it fails the step with loop_limit_exceeded.',
+    }),
+    get steps(): z.ZodType<Step[]> {
+      return stepListSchema;
+    },
+  })
+  .meta({ id: 'LoopStep' });
+
+export const workflowStepSchema = z
+  .strictObject({
+    ...containerCommon,
+    kind: z.literal('workflow'),
+    workflow: workflowIdSchema.meta({
+      description: 'Another workflow of the workspace, started as a child execution.',
+    }),
+    version: z.number().int().min(1).optional().meta({ description: 'Default: its latest version.' }),
+    input: z.record(z.string(), z.unknown()).optional().meta({
+      description:
+        "The child's input; strings may hold {{ }} templates. Validated against its input_schema when the step runs.",
+    }),
+    wait: z.boolean().optional().meta({
+      description:
+        'true (default): the step ends when the child ends; false: it succeeds at once with {execution_id}.',
+    }),
+  })
+  .meta({ id: 'WorkflowStep' });
+
+const STEP_KINDS = '"rules", "connector", "ai", "approval", "parallel", "map", "switch", "loop", "workflow"';
+
 export const stepSchema = z.discriminatedUnion(
   'kind',
-  [rulesStepSchema, connectorStepSchema, aiStepSchema, approvalStepSchema],
+  [
+    rulesStepSchema,
+    connectorStepSchema,
+    aiStepSchema,
+    approvalStepSchema,
+    parallelStepSchema,
+    mapStepSchema,
+    switchStepSchema,
+    loopStepSchema,
+    workflowStepSchema,
+  ],
   {
-    error: (issue) =>
-      issue.code === 'invalid_union'
-        ? 'kind must be one of "rules", "connector", "ai", "approval"'
-        : undefined,
+    error: (issue) => (issue.code === 'invalid_union' ? `kind must be one of ${STEP_KINDS}` : undefined),
   },
 );
+
+/** A container's steps: at least one (the definition's own list is bounded in definitionSchema). */
+const stepListSchema: z.ZodType<Step[]> = z.array(stepSchema).min(1).max(500);
 
 export const triggerSchema = z
   .discriminatedUnion(
@@ -296,15 +458,75 @@ export const definitionSchema = z
         'Limit of a whole execution (retries included); past it the execution ends with status timed_out.',
     }),
     steps: z.array(stepSchema).min(1).max(500),
+    output: z.unknown().optional().meta({
+      description:
+        "The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran.",
+    }),
   })
   .meta({ id: 'WorkflowDefinition', example: DEFINITION_EXAMPLE });
 
 export type Definition = z.infer<typeof definitionSchema>;
-export type Step = z.infer<typeof stepSchema>;
 export type RulesStep = z.infer<typeof rulesStepSchema>;
 export type ConnectorStep = z.infer<typeof connectorStepSchema>;
 export type AiStep = z.infer<typeof aiStepSchema>;
 export type ApprovalStep = z.infer<typeof approvalStepSchema>;
+/** Steps the `run_steps` local activity runs (or, for an approval, begins). */
+export type LeafStep = RulesStep | ConnectorStep | AiStep | ApprovalStep;
+
+/*
+ * The container kinds' types are written out: their schemas refer to the step list through getters, and
+ * TypeScript cannot infer a type that refers to itself. SCHEMA_TYPES_AGREE checks at compile time that
+ * they are exactly what the schemas accept.
+ */
+interface ContainerCommon {
+  id: string;
+  name?: string | undefined;
+  description?: string | undefined;
+  if?: string | undefined;
+}
+export interface ParallelStep extends ContainerCommon {
+  kind: 'parallel';
+  branches: { id: string; steps: Step[]; on_error?: 'fail' | 'continue' | undefined }[];
+}
+export interface MapStep extends ContainerCommon {
+  kind: 'map';
+  items: string;
+  as?: string | undefined;
+  concurrency?: number | undefined;
+  tolerated_failures?: number | string | undefined;
+  steps: Step[];
+}
+export interface SwitchStep extends ContainerCommon {
+  kind: 'switch';
+  cases: { id: string; when: string; steps: Step[] }[];
+  default?: Step[] | undefined;
+}
+export interface LoopStep extends ContainerCommon {
+  kind: 'loop';
+  until: string;
+  max_iterations: number;
+  steps: Step[];
+}
+export interface WorkflowStep extends ContainerCommon {
+  kind: 'workflow';
+  workflow: string;
+  version?: number | undefined;
+  input?: Record<string, unknown> | undefined;
+  wait?: boolean | undefined;
+}
+/** Steps that hold step lists of their own. */
+export type ContainerStep = ParallelStep | MapStep | SwitchStep | LoopStep;
+export type Step = LeafStep | ContainerStep | WorkflowStep;
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const SCHEMA_TYPES_AGREE: [
+  Same<z.infer<typeof parallelStepSchema>, ParallelStep>,
+  Same<z.infer<typeof mapStepSchema>, MapStep>,
+  Same<z.infer<typeof switchStepSchema>, SwitchStep>,
+  Same<z.infer<typeof loopStepSchema>, LoopStep>,
+  Same<z.infer<typeof workflowStepSchema>, WorkflowStep>,
+  Same<z.infer<typeof stepSchema>, Step>,
+] = [true, true, true, true, true, true];
 export type Trigger = z.infer<typeof triggerSchema>;
 export type TriggerType = Trigger['type'];
 export type StepRetry = z.infer<typeof retrySchema>;

@@ -60,7 +60,15 @@ export const acceptedExample = { status: 'accepted', execution_id: EXAMPLE_EXECU
 export const pageExample = (item: unknown) => ({ data: [item], next_cursor: EXAMPLE_NEXT_CURSOR });
 
 const errorViewSchema = z
-  .object({ step: z.string().nullable(), code: z.string(), message: z.string() })
+  .object({
+    step: z.string().nullable(),
+    path: z.array(z.string()).optional().meta({
+      description:
+        'Where the failed step is: the containers around it, each followed by its run key (a branch id, an item index, a case id, an iteration), then the step id; `[step]` for a top-level step. Absent when no step failed.',
+    }),
+    code: z.string(),
+    message: z.string(),
+  })
   .meta({ id: 'ExecutionError' });
 
 export const executionSummarySchema = z
@@ -129,6 +137,10 @@ export const executionSchema = executionSummarySchema
       description:
         'Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists.',
     }),
+    output: z.unknown().meta({
+      description:
+        "When the execution succeeded: the definition's `output`, or the output of the last step that ran; null otherwise.",
+    }),
     steps: z.array(stepViewSchema),
   })
   .meta({ id: 'Execution' });
@@ -168,6 +180,12 @@ export const executionSummaryExample = {
 export const executionExample = {
   ...executionSummaryExample,
   stalled: null,
+  output: {
+    decision: 'approved',
+    decided_by: 'key_3vN8pQ2rT6yW1zX4cB7m',
+    comment: 'Contract signed.',
+    decided_at: '2026-11-21T10:02:44.108Z',
+  },
   steps: [
     {
       id: 'trigger',
@@ -233,6 +251,7 @@ export const eventPayloadSchema: z.ZodType<EventPayload> = z
       .enum(EXECUTION_STATUSES)
       .meta({ description: 'The execution status when the event was emitted.' }),
     error: errorViewSchema.nullable(),
+    output: z.unknown().optional().meta({ description: "execution.completed only: the execution's output." }),
   })
   .meta({ id: 'EventPayload' });
 

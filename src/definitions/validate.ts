@@ -10,6 +10,7 @@ import { findReferences, readsSecrets } from '../../core/expressions/references'
 import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
 import type { SchemaValidation } from '../../platform/compute/schemas';
 import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
+import { isLeafStep } from '../../core/definitions/step-kinds';
 import { parseUserJson } from '../../core/parse-user-json';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
@@ -176,6 +177,9 @@ function expressionsOf(step: Step): [string, string][] {
 
 /** The parts of a step whose strings are templates: everything but identity and control fields. */
 export function stepConfiguration(step: Step): Record<string, unknown> {
+  // Containers hold step lists, checked step by step; a sub-workflow step's templates are its input.
+  if (step.kind === 'workflow') return { input: step.input };
+  if (!isLeafStep(step)) return {};
   const {
     id: _id,
     name: _name,

@@ -67,6 +67,8 @@ interface Close {
   status: ClosedStatus;
   at: Date;
   error: ErrorView | null;
+  /** A completed run's result (ExecutionResult): its `output`, when the run recorded one. */
+  result?: { output?: unknown };
 }
 
 export function firstPayload(payloads: Payloads): unknown {
@@ -257,8 +259,18 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     duration_ms: durationMs(startedAt, close?.at, now),
     error: close?.error ?? null,
     stalled: close ? null : stalledOf(source),
+    output: close?.status === 'success' ? outputOf(close, steps) : null,
     steps: [triggerStep(input, startedAt), ...steps],
   };
+}
+
+/**
+ * A succeeded execution's output: what the run recorded in its result, or, for runs recorded before
+ * executions had outputs, the output of the last step that ran.
+ */
+function outputOf(close: Close, steps: StepView[]): unknown {
+  if (close.result && 'output' in close.result) return close.result.output ?? null;
+  return steps.findLast((step) => step.status === 'success')?.output ?? null;
 }
 
 /** The step records a `run_steps` marker carries (none for other markers). */
@@ -288,7 +300,14 @@ function closeOf(event: HistoryEvent): Close | undefined {
     const { code, message } = describeFailure(failure);
     // The details hold the message whole (the failure's own text names only the step when encrypted).
     const detailed = typeof details?.message === 'string' ? details.message : message;
-    return { status, at, error: { step: details?.step ?? null, code, message: detailed } };
+    const step = details?.step ?? null;
+    const error: ErrorView = { step, code, message: detailed };
+    if (step !== null) error.path = details?.path ?? [step];
+    return { status, at, error };
+  }
+  if (status === 'success') {
+    const result = firstPayload(event.workflowExecutionCompletedEventAttributes?.result) as Close['result'];
+    return { status, at, error: null, ...(result && { result }) };
   }
   return {
     status,

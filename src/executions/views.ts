@@ -19,6 +19,8 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export interface ErrorView {
   step: string | null;
+  /** The containers around the failed step with their run keys, then the step; absent without a step. */
+  path?: string[];
   code: string;
   message: string;
 }
@@ -74,6 +76,8 @@ export interface StalledView {
 
 export interface ExecutionView extends ExecutionSummary {
   stalled: StalledView | null;
+  /** When it succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
+  output: unknown;
   steps: StepView[];
 }
 

@@ -2,6 +2,7 @@
  * Activities of the worker, built from their dependencies (createActivities(deps)), so tests and
  * processes wire the same code to different databases and settings. Keys are Temporal activity types.
  */
+import { createControlEvaluator } from './control';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
 import { SchemaValidator } from '../../platform/compute/schemas';
@@ -88,6 +89,8 @@ export function createActivities(deps: ActivityDeps) {
         slots: new WorkspaceStepSlots(deps.localCallSlotsPerWorkspace),
       }),
     }),
+    // What steers containers and the execution's output (control.ts).
+    evaluate_control: createControlEvaluator({ compute: deps.compute }),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,
     // whose outputs must fit in a Temporal payload (see output-limit.ts).
     connector_http: limitOutput(connector),

@@ -16,7 +16,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { AiStep, ApprovalStep, ConnectorStep, RulesStep, Step } from '../../core/definitions/schema';
+import type { AiStep, ApprovalStep, ConnectorStep, LeafStep, RulesStep } from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
@@ -99,6 +99,7 @@ export function createStepRunner(deps: StepRunnerDeps) {
       const started = performance.now();
       const outcome = await runStep(step, context, batch, deps);
       recordStepMetrics(step.kind, outcome.record, (performance.now() - started) / 1000);
+      if (batch.path && batch.path.length > 0) outcome.record.path = batch.path;
       records.push(outcome.record);
       if (outcome.record.status === 'success' || outcome.record.status === 'skipped') {
         context.steps[step.id] = { status: outcome.record.status, output: outcome.record.output };
@@ -129,7 +130,7 @@ function recordStepMetrics(kind: string, record: StepRecord, seconds: number): v
 }
 
 async function runStep(
-  step: Step,
+  step: LeafStep,
   context: ExpressionContext,
   batch: StepBatch,
   deps: StepRunnerDeps,
@@ -236,7 +237,7 @@ interface PreparedCall<T> {
  * whose attempts go on as an activity) or waiting (an approval waits for its decision).
  */
 function unfinishedRecord(
-  step: Step,
+  step: LeafStep,
   status: 'running' | 'waiting',
   started: Date,
   input: unknown,
@@ -397,7 +398,7 @@ function timing(started: Date): Pick<StepRecord, 'started_at' | 'finished_at'> {
   return { started_at: started.toISOString(), finished_at: new Date().toISOString() };
 }
 
-function skipped(step: Step): StepRecord {
+function skipped(step: LeafStep): StepRecord {
   return {
     id: step.id,
     status: 'skipped',
@@ -411,7 +412,7 @@ function skipped(step: Step): StepRecord {
 
 /** The step failed and fails the execution. `input` null: none to show; undefined: left to the reader. */
 function failed(
-  step: Step,
+  step: LeafStep,
   started: Date,
   input: unknown,
   error: { code: string; message: string },
@@ -429,7 +430,7 @@ function failed(
 }
 
 /** The step's input (its configuration after templates) is past the limit stepDataProblem describes. */
-function inputTooLarge(step: Step, started: Date, problem: string): StepOutcome {
+function inputTooLarge(step: LeafStep, started: Date, problem: string): StepOutcome {
   return failed(step, started, null, {
     code: DATA_LIMIT_CODES.input,
     message: `The input of step "${step.id}" (its configuration after templates) ${problem}.`,

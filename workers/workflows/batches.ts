@@ -3,7 +3,8 @@
  * Deterministic, and cheap: plain scans, no expression parsing (the activity evaluates).
  */
 import type { ActivityOptions } from '@temporalio/common';
-import type { Step } from '../../core/definitions/schema';
+import type { LeafStep, Step } from '../../core/definitions/schema';
+import { isLeafStep } from '../../core/definitions/step-kinds';
 import type { ExpressionContext } from '../../core/execution-types';
 
 /** Rules steps in a row run in one local activity, up to this many (a long chain takes several). */
@@ -13,10 +14,12 @@ const MAX_BATCH_STEPS = 50;
  * The steps from `index` to the next step that calls out or waits (connector, ai, approval), that one
  * included: the rules steps before it cost nothing extra to run in the same local activity.
  */
-export function batchFrom(steps: Step[], index: number): Step[] {
-  const batch: Step[] = [];
+export function batchFrom(steps: Step[], index: number): LeafStep[] {
+  const batch: LeafStep[] = [];
   for (let i = index; i < steps.length && batch.length < MAX_BATCH_STEPS; i++) {
     const step = steps[i]!;
+    // A container or a sub-workflow step is not part of a batch: the workflow runs it itself.
+    if (!isLeafStep(step)) break;
     batch.push(step);
     if (step.kind !== 'rules') break;
   }
@@ -39,7 +42,7 @@ const STEP_REFERENCE = /\bsteps\s*\.\s*([a-z][a-z0-9_]*)/g;
  * expressions name as `steps.<id>` — all of them when `steps` appears any other way (`$keys(steps)`,
  * `steps[...]`, a word in a string): a conservative scan, never a parse.
  */
-export function contextFor(context: ExpressionContext, batch: Step[]): ExpressionContext {
+export function contextFor(context: ExpressionContext, batch: readonly unknown[]): ExpressionContext {
   const text = JSON.stringify(batch);
   const mentions = text.match(STEPS_WORD)?.length ?? 0;
   if (mentions === 0) return { ...context, steps: {} };

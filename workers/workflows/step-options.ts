@@ -4,7 +4,7 @@
  */
 import type { Duration } from '@temporalio/common';
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
-import type { Step } from '../../core/definitions/schema';
+import type { LeafStep } from '../../core/definitions/schema';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 
 export const NETWORK_HEARTBEAT_TIMEOUT = '6s';
@@ -15,7 +15,7 @@ export const NETWORK_HEARTBEAT_TIMEOUT = '6s';
  * `deferred`: the step was not attempted at all (its workspace held its share of the worker's local
  * calls, workers/activities/step-slots.ts): every attempt, spaced from the first.
  */
-export function retryActivityOptions(step: Step, deferred = false): ActivityOptions {
+export function retryActivityOptions(step: LeafStep, deferred = false): ActivityOptions {
   const retry = retryOf(step);
   if (deferred) {
     return {

@@ -692,12 +692,9 @@ export interface components {
       };
       /** @description Limit of a whole execution (retries included); past it the execution ends with status timed_out. */
       timeout?: string;
-      steps: (
-        | components['schemas']['RulesStep']
-        | components['schemas']['ConnectorStep']
-        | components['schemas']['AiStep']
-        | components['schemas']['ApprovalStep']
-      )[];
+      steps: components['schemas']['__schema0'][];
+      /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
+      output?: unknown;
     };
     Trigger:
       | {
@@ -845,6 +842,123 @@ export interface components {
       /** @description What the approver is asked. */
       message?: string;
     };
+    ParallelStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'parallel';
+      /** @description Every branch runs at once. Output: {<branch id>: <output of its last step that ran>}. */
+      branches: components['schemas']['ParallelBranch'][];
+    };
+    ParallelBranch: {
+      /** @description Unique among the branches of the step; the run key of the branch. */
+      id: string;
+      steps: components['schemas']['__schema0'][];
+      /**
+       * @description `fail` (default): a failing branch fails the step and cancels the others; `continue`: its entry in the output is null.
+       * @enum {string}
+       */
+      on_error?: 'fail' | 'continue';
+    };
+    MapStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'map';
+      /** @description An expression giving the array to map over ("input.contacts"), or one template ("{{ input.contacts }}"). Not an array: the step fails with invalid_items. */
+      items: string;
+      /** @description The name of the current item in the context (default "item"); `index` is its position. */
+      as?: string;
+      /** @description Items running at once (default 10). */
+      concurrency?: number;
+      /** @description Failed items the step tolerates: a count, or a percentage of the items ("5%"); default 0. A tolerated failed item is null in the output. */
+      tolerated_failures?: number | string;
+      steps: components['schemas']['__schema0'][];
+    };
+    SwitchStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'switch';
+      /** @description The first case whose `when` holds runs its steps. */
+      cases: components['schemas']['SwitchCase'][];
+      /** @description The steps run when no case holds (none: nothing runs). */
+      default?: components['schemas']['__schema0'][];
+    };
+    SwitchCase: {
+      /** @description Unique among the cases of the step; the run key of the case. */
+      id: string;
+      /** @description A JSONata expression over {input, steps, execution}. Validated on save beyond this schema: text that is not valid JSONata syntax is refused with 400 invalid_definition. */
+      when: string;
+      steps: components['schemas']['__schema0'][];
+    };
+    LoopStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'loop';
+      /** @description Evaluated after each iteration (its steps are in `steps`); the loop ends when it holds. */
+      until: string;
+      /** @description Reaching it fails the step with loop_limit_exceeded. */
+      max_iterations: number;
+      steps: components['schemas']['__schema0'][];
+    };
+    WorkflowStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'workflow';
+      /** @description Another workflow of the workspace, started as a child execution. */
+      workflow: string;
+      /** @description Default: its latest version. */
+      version?: number;
+      /** @description The child's input; strings may hold {{ }} templates. Validated against its input_schema when the step runs. */
+      input?: {
+        [key: string]: unknown;
+      };
+      /** @description true (default): the step ends when the child ends; false: it succeeds at once with {execution_id}. */
+      wait?: boolean;
+    };
     /**
      * @example {
      *       "name": "Customer onboarding",
@@ -939,12 +1053,9 @@ export interface components {
       };
       /** @description Limit of a whole execution (retries included); past it the execution ends with status timed_out. */
       timeout?: string;
-      steps: (
-        | components['schemas']['RulesStep']
-        | components['schemas']['ConnectorStep']
-        | components['schemas']['AiStep']
-        | components['schemas']['ApprovalStep']
-      )[];
+      steps: components['schemas']['__schema0'][];
+      /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
+      output?: unknown;
     };
     EventPayload: {
       /** @description The event id: also the webhook-id header of every attempt. */
@@ -971,12 +1082,26 @@ export interface components {
        */
       status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       error: components['schemas']['ExecutionError'] | null;
+      /** @description execution.completed only: the execution's output. */
+      output?: unknown;
     };
     ExecutionError: {
       step: string | null;
+      /** @description Where the failed step is: the containers around it, each followed by its run key (a branch id, an item index, a case id, an iteration), then the step id; `[step]` for a top-level step. Absent when no step failed. */
+      path?: string[];
       code: string;
       message: string;
     };
+    __schema0:
+      | components['schemas']['RulesStep']
+      | components['schemas']['ConnectorStep']
+      | components['schemas']['AiStep']
+      | components['schemas']['ApprovalStep']
+      | components['schemas']['ParallelStep']
+      | components['schemas']['MapStep']
+      | components['schemas']['SwitchStep']
+      | components['schemas']['LoopStep']
+      | components['schemas']['WorkflowStep'];
     Error: {
       error: {
         /**
@@ -1104,12 +1229,9 @@ export interface components {
       };
       /** @description Limit of a whole execution (retries included); past it the execution ends with status timed_out. */
       timeout?: string;
-      steps: (
-        | components['schemas']['RulesStep']
-        | components['schemas']['ConnectorStep']
-        | components['schemas']['AiStep']
-        | components['schemas']['ApprovalStep']
-      )[];
+      steps: components['schemas']['__schema1'][];
+      /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
+      output?: unknown;
       /** @description The inbound hook signing secret: only in the response of the save that created it (webhook triggers). */
       hook_secret?: string;
       version: number;
@@ -1198,6 +1320,8 @@ export interface components {
       error: components['schemas']['ExecutionErrorOutput'] | null;
       /** @description Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists. */
       stalled: components['schemas']['Stalled'] | null;
+      /** @description When the execution succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
+      output: unknown;
       steps: components['schemas']['Step'][];
     };
     /** @description The execution is stuck: its workflow task keeps failing and Temporal retries it, so no step moves while its status stays running or waiting. Nothing of the API resumes it: an operator does (docs/operations.md, 'Runs stuck on a build'). */
@@ -1401,8 +1525,113 @@ export interface components {
         ai_tokens_today: number;
       };
     };
+    __schema1:
+      | components['schemas']['RulesStep']
+      | components['schemas']['ConnectorStep']
+      | components['schemas']['AiStep']
+      | components['schemas']['ApprovalStep']
+      | components['schemas']['ParallelStepOutput']
+      | components['schemas']['MapStepOutput']
+      | components['schemas']['SwitchStepOutput']
+      | components['schemas']['LoopStepOutput']
+      | components['schemas']['WorkflowStep'];
+    ParallelStepOutput: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'parallel';
+      /** @description Every branch runs at once. Output: {<branch id>: <output of its last step that ran>}. */
+      branches: components['schemas']['ParallelBranchOutput'][];
+    };
+    ParallelBranchOutput: {
+      /** @description Unique among the branches of the step; the run key of the branch. */
+      id: string;
+      steps: components['schemas']['__schema1'][];
+      /**
+       * @description `fail` (default): a failing branch fails the step and cancels the others; `continue`: its entry in the output is null.
+       * @enum {string}
+       */
+      on_error?: 'fail' | 'continue';
+    };
+    MapStepOutput: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'map';
+      /** @description An expression giving the array to map over ("input.contacts"), or one template ("{{ input.contacts }}"). Not an array: the step fails with invalid_items. */
+      items: string;
+      /** @description The name of the current item in the context (default "item"); `index` is its position. */
+      as?: string;
+      /** @description Items running at once (default 10). */
+      concurrency?: number;
+      /** @description Failed items the step tolerates: a count, or a percentage of the items ("5%"); default 0. A tolerated failed item is null in the output. */
+      tolerated_failures?: number | string;
+      steps: components['schemas']['__schema1'][];
+    };
+    SwitchStepOutput: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'switch';
+      /** @description The first case whose `when` holds runs its steps. */
+      cases: components['schemas']['SwitchCaseOutput'][];
+      /** @description The steps run when no case holds (none: nothing runs). */
+      default?: components['schemas']['__schema1'][];
+    };
+    SwitchCaseOutput: {
+      /** @description Unique among the cases of the step; the run key of the case. */
+      id: string;
+      /** @description A JSONata expression over {input, steps, execution}. Validated on save beyond this schema: text that is not valid JSONata syntax is refused with 400 invalid_definition. */
+      when: string;
+      steps: components['schemas']['__schema1'][];
+    };
+    LoopStepOutput: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'loop';
+      /** @description Evaluated after each iteration (its steps are in `steps`); the loop ends when it holds. */
+      until: string;
+      /** @description Reaching it fails the step with loop_limit_exceeded. */
+      max_iterations: number;
+      steps: components['schemas']['__schema1'][];
+    };
     ExecutionErrorOutput: {
       step: string | null;
+      /** @description Where the failed step is: the containers around it, each followed by its run key (a branch id, an item index, a case id, an iteration), then the step id; `[step]` for a top-level step. Absent when no step failed. */
+      path?: string[];
       code: string;
       message: string;
     };
@@ -5391,6 +5620,12 @@ export interface operations {
            *       "duration_ms": 1964412,
            *       "error": null,
            *       "stalled": null,
+           *       "output": {
+           *         "decision": "approved",
+           *         "decided_by": "key_3vN8pQ2rT6yW1zX4cB7m",
+           *         "comment": "Contract signed.",
+           *         "decided_at": "2026-11-21T10:02:44.108Z"
+           *       },
            *       "steps": [
            *         {
            *           "id": "trigger",

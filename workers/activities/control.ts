@@ -1,0 +1,101 @@
+/**
+ * The `evaluate_control` local activity: the expressions that steer containers (docs/definitions.md#composition)
+ * and the definition's `output`. Workflow code evaluates no expression (see workers/workflows/execution.ts):
+ * it asks this activity whether a container runs, which items a map runs over, which case a switch takes,
+ * whether a loop is done, and what the execution's output is, and its answer is recorded in history.
+ */
+import { setImmediate } from 'node:timers/promises';
+import { STEP_ERROR_CODES, type ControlRequest, type ControlResult } from '../../core/execution-types';
+import { ExpressionError } from '../../core/expressions/errors';
+import { isTruthy } from '../../core/expressions/evaluate';
+import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { resolveTemplates, templateExpressions } from '../../core/expressions/templates';
+import { MAX_MAP_ITEMS } from '../../core/definitions/schema';
+import type { ComputePool } from '../../platform/compute/pool';
+import { workspaceEvaluator } from './evaluation';
+
+/** The same budget as one step's evaluations (steps.ts). */
+const CONTROL_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000 };
+/** Evaluation steps between two pauses (a few milliseconds of work). */
+const PAUSE_EVERY_STEPS = 2000;
+
+export interface ControlDeps {
+  compute: ComputePool;
+  /** Items a map may run over (MAP_MAX_ITEMS). */
+  maxMapItems?: number;
+}
+
+/** The expression of `items`: "input.contacts", or the one template "{{ input.contacts }}". */
+export function itemsExpression(items: string): string {
+  const templates = templateExpressions(items);
+  return templates.length === 1 && items.trim().startsWith('{{') && items.trim().endsWith('}}')
+    ? templates[0]!
+    : items;
+}
+
+export function createControlEvaluator(deps: ControlDeps) {
+  const maxItems = deps.maxMapItems ?? MAX_MAP_ITEMS;
+  return async function evaluate_control(request: ControlRequest): Promise<ControlResult> {
+    const at = new Date().toISOString();
+    const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+    const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
+    const run = (expression: string) => evaluate(expression, request.context, CONTROL_LIMITS, budget);
+    try {
+      if (request.purpose === 'output') {
+        const output = await resolveTemplates(request.output, request.context, {
+          limits: CONTROL_LIMITS,
+          budget,
+          evaluate,
+        });
+        return { at, output };
+      }
+      const step = request.step;
+      if (!step) throw new Error('evaluate_control: a container step is required');
+      if (request.purpose === 'until') {
+        if (step.kind !== 'loop') throw new Error('evaluate_control: `until` is a loop field');
+        return { at, done: isTruthy(await run(step.until)) };
+      }
+      if (step.if !== undefined && !isTruthy(await run(step.if))) return { at, skip: true };
+      switch (step.kind) {
+        case 'map': {
+          const items = await run(itemsExpression(step.items));
+          if (!Array.isArray(items))
+            return {
+              at,
+              error: {
+                code: STEP_ERROR_CODES.invalidItems,
+                message: `The items of step "${step.id}" are not an array (${items === undefined ? 'nothing' : typeof items}).`,
+              },
+            };
+          if (items.length > maxItems)
+            return {
+              at,
+              error: {
+                code: STEP_ERROR_CODES.mapTooLarge,
+                message: `Step "${step.id}" has ${items.length} items; a map runs over at most ${maxItems}.`,
+              },
+            };
+          return { at, items };
+        }
+        case 'switch': {
+          for (const candidate of step.cases) {
+            if (isTruthy(await run(candidate.when))) return { at, case: candidate.id };
+          }
+          return { at, case: step.has_default ? 'default' : null };
+        }
+        default:
+          return { at };
+      }
+    } catch (error) {
+      if (error instanceof ExpressionError)
+        return {
+          at,
+          error: {
+            code: STEP_ERROR_CODES.expression,
+            message: `Expression "${error.expression}" failed: ${error.message}`,
+          },
+        };
+      throw error;
+    }
+  };
+}

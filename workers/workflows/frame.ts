@@ -1,0 +1,107 @@
+/**
+ * The state the execution workflow's interpreter passes around: the run (one per execution) and the frame
+ * of the step list being run (one per container run: a branch, an item, a case, an iteration).
+ * Deterministic code only; types and small helpers shared by the interpreter and the container modules.
+ */
+import type { ContainerStep, Step } from '../../core/definitions/schema';
+import type { ApprovalDecision, ControlResult, ExpressionContext, RunPath } from '../../core/execution-types';
+import type { ExecutionError } from '../../core/error-detail';
+import type { EventKind } from '../../core/event-types';
+
+/** One run's state, passed explicitly to every helper. */
+export interface Run {
+  workspaceId: string;
+  workflow: { id: string; version: number };
+  /** The trigger's input and the execution, as every expression sees them. */
+  context: Pick<ExpressionContext, 'input' | 'execution'>;
+  /** Approval steps waiting for a decision, by waitKey(); the decision once it came. */
+  waiting: Map<string, ApprovalDecision | undefined>;
+  /** The workspace's subscribed event kinds as the last batch reported them, and in which workflow task. */
+  subscribed?: { kinds: EventKind[]; task: number };
+  /** Bytes of local activity results in the current workflow task (see TASK_RESULT_BYTES). */
+  taskBytes: { task: number; bytes: number };
+  /** The worker encrypts payloads: the failure's message stays in its details (StepBatchResult.encrypted). */
+  encrypted?: boolean;
+  /** Emits an execution event about this run (execution.ts). */
+  emit(event: EventKind, status: string): Promise<void>;
+}
+
+/** A step list being run: where it is, and what its expressions can read. */
+export interface Frame {
+  /** The containers around it with their run keys (empty at the top level). */
+  path: RunPath;
+  /** Names the containers around it add to the context: a map's item and `index`, a loop's `iteration`. */
+  scope: Record<string, unknown>;
+  /** The steps it can read: those that ran before its container, and its own as they run. */
+  steps: ExpressionContext['steps'];
+}
+
+/** What a step list leaves behind: the output of its last step that ran (not skipped), if any ran. */
+export interface ListOutcome {
+  ran: boolean;
+  output: unknown;
+}
+
+/** A step failed: the run fails with its error (unless a container tolerates it). */
+export class StepFailure extends Error {
+  constructor(readonly error: ExecutionError) {
+    super(error.message);
+  }
+}
+
+/** A rules step said `stop`: the execution ends with success, whatever container it is in. */
+export class ExecutionStop extends Error {
+  constructor(readonly stepId: string) {
+    super(`Stopped at step "${stepId}"`);
+  }
+}
+
+export function topFrame(steps: ExpressionContext['steps'] = {}): Frame {
+  return { path: [], scope: {}, steps };
+}
+
+/**
+ * The frame of one run of a container: its path gains the container and the run key, it sees what the
+ * container's frame saw, and its own steps stay its own.
+ */
+export function childFrame(
+  frame: Frame,
+  containerId: string,
+  key: string,
+  scope: Record<string, unknown> = {},
+): Frame {
+  return {
+    path: [...frame.path, containerId, key],
+    scope: { ...frame.scope, ...scope },
+    steps: { ...frame.steps },
+  };
+}
+
+/** The context a frame's expressions read. */
+export function frameContext(run: Run, frame: Frame): ExpressionContext {
+  return { ...frame.scope, input: run.context.input, execution: run.context.execution, steps: frame.steps };
+}
+
+/** The error's path: the containers around the step, then the step. */
+export function errorPath(frame: Frame, stepId: string): string[] {
+  return [...frame.path, stepId];
+}
+
+/** Identifies a waiting approval: its run path and its step. */
+export function waitKey(path: RunPath, stepId: string): string {
+  return [...path, stepId].join('/');
+}
+
+/** The run key path an approval request names (`run`): the path segments' keys, joined by "/". */
+export function runKeyOf(path: RunPath): string {
+  return path.filter((_, i) => i % 2 === 1).join('/');
+}
+
+/** What a container module needs from the interpreter (interpreter.ts), without importing it. */
+export interface Runner {
+  run: Run;
+  /** Runs a step list in `frame`, step after step. */
+  runList(frame: Frame, steps: Step[]): Promise<ListOutcome>;
+  /** Evaluates a container's control expressions (`enter`: its if, items or case; `until`: a loop's end). */
+  control(frame: Frame, step: ContainerStep, purpose: 'enter' | 'until'): Promise<ControlResult>;
+}
