@@ -251,11 +251,9 @@ export const mapStepSchema = z
       description:
         'An expression giving the array to map over ("input.contacts"), or one template ("{{ input.contacts }}"). Not an array: the step fails with invalid_items.',
     }),
-    as: stepIdSchema
-      .optional()
-      .meta({
-        description: 'The name of the current item in the context (default "item"); `index` is its position.',
-      }),
+    as: stepIdSchema.optional().meta({
+      description: 'The name of the current item in the context (default "item"); `index` is its position.',
+    }),
     concurrency: z
       .number()
       .int()

@@ -274,8 +274,16 @@ export function eventPayloadExample(event: (typeof EVENT_KINDS)[number]): EventP
     status: EVENT_STATUS[event],
     error:
       event === 'execution.failed'
-        ? { step: 'crm', code: 'http_error', message: 'POST https://crm.example/api/customers answered 422.' }
+        ? {
+            step: 'crm',
+            path: ['crm'],
+            code: 'http_error',
+            message: 'POST https://crm.example/api/customers answered 422.',
+          }
         : null,
+    ...(event === 'execution.completed' && {
+      output: { decision: 'approved', decided_by: 'key_3vN8pQ2rT6yW1zX4cB7m' },
+    }),
   };
 }
 

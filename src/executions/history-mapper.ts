@@ -25,7 +25,14 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
-import { durationMs, type ErrorView, type ExecutionStatus, type ExecutionView, type StepView } from './views';
+import {
+  durationMs,
+  errorViewOf,
+  type ErrorView,
+  type ExecutionStatus,
+  type ExecutionView,
+  type StepView,
+} from './views';
 import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from './status';
 import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
@@ -300,9 +307,7 @@ function closeOf(event: HistoryEvent): Close | undefined {
     const { code, message } = describeFailure(failure);
     // The details hold the message whole (the failure's own text names only the step when encrypted).
     const detailed = typeof details?.message === 'string' ? details.message : message;
-    const step = details?.step ?? null;
-    const error: ErrorView = { step, code, message: detailed };
-    if (step !== null) error.path = details?.path ?? [step];
+    const error = errorViewOf({ step: details?.step ?? null, path: details?.path, code, message: detailed });
     return { status, at, error };
   }
   if (status === 'success') {

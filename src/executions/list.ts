@@ -22,7 +22,13 @@ import {
   WORKSPACE_ATTRIBUTE,
 } from '../../core/search-attributes';
 import { closedFromOutsideError, executionStatus } from './status';
-import { durationMs, type ErrorView, type ExecutionStatus, type ExecutionSummary } from './views';
+import {
+  durationMs,
+  errorViewOf,
+  type ErrorView,
+  type ExecutionStatus,
+  type ExecutionSummary,
+} from './views';
 
 export interface ListExecutionsQuery {
   workflow?: string;
@@ -159,7 +165,7 @@ function errorOf(
     };
   }
   const error = memo?.['error'] as ExecutionError | undefined;
-  return error ?? { step: null, code: 'failed', message: 'The execution failed.' };
+  return error ? errorViewOf(error) : { step: null, code: 'failed', message: 'The execution failed.' };
 }
 
 function toSummary(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionSummary {

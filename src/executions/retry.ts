@@ -69,7 +69,9 @@ export async function retryExecution(
   await decodeHistory(events, services.temporal.payloadCodecs);
   const failedRun = firstPayload(events[0]?.workflowExecutionStartedEventAttributes?.input) as ExecutionInput;
   const view = mapExecution(request.executionId, { events });
-  const step = view.error?.step;
+  // A step that failed inside a container is retried from its top-level container (the path's first entry):
+  // the container runs again whole (retrying only its failed items or branches is not built yet).
+  const step = view.error?.path?.[0] ?? view.error?.step;
   if (!step) {
     throw new AppError(
       409,

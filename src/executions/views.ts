@@ -25,6 +25,21 @@ export interface ErrorView {
   message: string;
 }
 
+/**
+ * An execution's error as the API shows it: with a step, its `path` too (`[step]` at the top level; runs
+ * recorded before containers existed kept none).
+ */
+export function errorViewOf(error: {
+  step: string | null;
+  path?: string[];
+  code: string;
+  message: string;
+}): ErrorView {
+  const view: ErrorView = { step: error.step, code: error.code, message: error.message };
+  if (error.step !== null) view.path = error.path ?? [error.step];
+  return view;
+}
+
 export interface ExecutionSummary {
   execution_id: string;
   workflow: string;

@@ -245,6 +245,7 @@ describe('executions @integration', function () {
       expect(execution.status).to.equal('failed');
       expect(execution.error).to.deep.equal({
         step: 'gate',
+        path: ['gate'],
         code: 'rule_failed',
         message: 'plan banned not allowed',
       });
@@ -355,7 +356,7 @@ describe('executions @integration', function () {
       expect(item).not.to.have.property('steps');
       expect(item).to.include({ workflow_version: 1, status: 'failed' });
       expect(item.trigger).to.deep.equal({ type: 'api' });
-      expect(item.error).to.deep.equal({ step: 'gate', code: 'rule_failed', message: 'bad' });
+      expect(item.error).to.deep.equal({ step: 'gate', path: ['gate'], code: 'rule_failed', message: 'bad' });
     });
 
     it('pages with limit and cursor, most recently finished first', async () => {

@@ -90,8 +90,12 @@ describe('OpenAPI document examples and webhooks', () => {
         'workflow_version',
         'status',
         'error',
+        'output',
       ]);
-      expect(payload.required).to.have.members(Object.keys(payload.properties));
+      // `output` is in execution.completed only.
+      expect(payload.required).to.have.members(
+        Object.keys(payload.properties).filter((key) => key !== 'output'),
+      );
       expect(payload.properties.event.enum).to.deep.equal([...EVENT_KINDS]);
       for (const kind of EVENT_KINDS) {
         const content = doc.webhooks[kind].post.requestBody.content['application/json'];
@@ -100,6 +104,7 @@ describe('OpenAPI document examples and webhooks', () => {
         expect(eventPayloadSchema.safeParse(content.example).success, kind).to.equal(true);
       }
       expect(eventPayloadExample('execution.failed').error).to.include({ step: 'crm' });
+      expect(eventPayloadExample('execution.completed')).to.have.property('output');
     });
 
     it('documents the 2xx acknowledgement and the 410 that disables an endpoint', () => {

@@ -186,7 +186,10 @@ async function succeed(run: Run, result: ExecutionResult): Promise<ExecutionResu
  * Fails the execution (Temporal status Failed, which operators expect in Temporal UI). The error also
  * goes into the memo so execution lists can show it without reading each history.
  */
-async function failExecution(run: Run, error: ExecutionError): Promise<never> {
+async function failExecution(run: Run, failure: ExecutionError): Promise<never> {
+  // Where the step is, top-level ones included: `[step]` (docs/api.md#executions).
+  const error: ExecutionError =
+    failure.step !== null && !failure.path ? { ...failure, path: [failure.step] } : failure;
   upsertMemo({ error });
   await emit(run, 'execution.failed', 'failed', error);
   throw ApplicationFailure.create({

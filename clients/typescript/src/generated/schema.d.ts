@@ -10267,7 +10267,11 @@ export interface operations {
          *       "workflow": "customer-onboarding",
          *       "workflow_version": 3,
          *       "status": "success",
-         *       "error": null
+         *       "error": null,
+         *       "output": {
+         *         "decision": "approved",
+         *         "decided_by": "key_3vN8pQ2rT6yW1zX4cB7m"
+         *       }
          *     }
          */
         'application/json': components['schemas']['EventPayload'];
@@ -10317,6 +10321,9 @@ export interface operations {
          *       "status": "failed",
          *       "error": {
          *         "step": "crm",
+         *         "path": [
+         *           "crm"
+         *         ],
          *         "code": "http_error",
          *         "message": "POST https://crm.example/api/customers answered 422."
          *       }
