@@ -18,6 +18,8 @@ export interface ExecutionError {
    * (`["notify_all", "3", "send"]`); for a top-level step, `[step]`. Absent in runs recorded before containers.
    */
   path?: string[];
+  /** A child_failed error: the child execution's own error. */
+  details?: unknown[];
   code: string;
   message: string;
 }

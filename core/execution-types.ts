@@ -2,7 +2,7 @@
  * What the API hands to the execution workflow, and what steps exchange with their activities.
  * Types only: both the API and the deterministic workflow code import this module.
  */
-import type { ContainerStep, Definition, LeafStep, TriggerType } from './definitions/schema';
+import type { ContainerStep, Definition, LeafStep, TriggerType, WorkflowStep } from './definitions/schema';
 import type { ExecutionError } from './error-detail';
 import type { EventKind } from './event-types';
 
@@ -16,7 +16,8 @@ export interface ExecutionInput {
   /** The definition snapshot: edits to the workflow never change a run in flight, and a retry re-runs it. */
   workflow: { id: string; version: number; definition: Definition };
   trigger: {
-    type: TriggerType;
+    /** `workflow`: a child execution, started by a workflow step of its parent. */
+    type: TriggerType | 'workflow';
     /** The request body as received, only when it differs from `input` (schema defaults filled in). */
     body?: unknown;
   };
@@ -29,7 +30,36 @@ export interface ExecutionInput {
   emit_started?: boolean;
   /** Set on a retry: the run goes on from the failed step of an earlier run. */
   resume?: ResumePoint;
+  /** Set on a child execution: the execution and step that started it, and how deep it is (1: a child). */
+  parent?: ParentLink;
 }
+
+/** A child execution's parent (docs/definitions.md#composition). */
+export interface ParentLink {
+  execution_id: string;
+  step: string;
+  depth: number;
+}
+
+/** Children nest at most this deep (`child_depth_exceeded`). */
+export const MAX_CHILD_DEPTH = 10;
+
+/** Input of the `prepare_child` local activity: a workflow step about to start its child execution. */
+export interface ChildRequest {
+  workspace_id: string;
+  step: {
+    id: string;
+    workflow: string;
+    version?: number | undefined;
+    input?: Record<string, unknown> | undefined;
+  };
+  context: ExpressionContext;
+  parent: ParentLink;
+}
+
+/** What `prepare_child` found: the child's input, or why the step fails. */
+export type ChildPreparation =
+  { child: ExecutionInput; at: string } | { error: { code: string; message: string }; at: string };
 
 /**
  * Where a nested step runs: the containers around it, outermost first, each followed by the run key
@@ -152,7 +182,8 @@ export type ControlStep =
       cases: { id: string; when: string }[];
       has_default: boolean;
     })
-  | Omit<Extract<ContainerStep, { kind: 'loop' }>, 'steps'>;
+  | Omit<Extract<ContainerStep, { kind: 'loop' }>, 'steps'>
+  | Omit<WorkflowStep, 'input'>;
 
 /** What `evaluate_control` found. */
 export interface ControlResult {
@@ -297,4 +328,8 @@ export const STEP_ERROR_CODES = {
   loopLimitExceeded: 'loop_limit_exceeded',
   branchFailed: 'branch_failed',
   itemsFailed: 'items_failed',
+  workflowNotFound: 'workflow_not_found',
+  invalidInput: 'invalid_input',
+  childFailed: 'child_failed',
+  childDepthExceeded: 'child_depth_exceeded',
 } as const;

@@ -4,6 +4,7 @@
  * the namespace at start; docs/operations.md#search-attributes lists them.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { ExecutionInput } from './execution-types';
 
 export const WORKSPACE_ATTRIBUTE = defineSearchAttributeKey(
   'SwitchyardWorkspace',
@@ -22,3 +23,14 @@ export const SEARCH_ATTRIBUTES = [
   TRIGGER_ATTRIBUTE,
   WAITING_ATTRIBUTE,
 ] as const;
+
+/** The search attributes an execution starts with (the API's trigger and a parent's workflow step alike). */
+export function executionSearchAttributes(input: ExecutionInput) {
+  return [
+    { key: WORKSPACE_ATTRIBUTE, value: input.workspaceId },
+    { key: WORKFLOW_ATTRIBUTE, value: input.workflow.id },
+    { key: VERSION_ATTRIBUTE, value: input.workflow.version },
+    { key: TRIGGER_ATTRIBUTE, value: input.trigger.type },
+    { key: WAITING_ATTRIBUTE, value: false },
+  ];
+}

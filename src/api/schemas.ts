@@ -68,6 +68,12 @@ const errorViewSchema = z
     }),
     code: z.string(),
     message: z.string(),
+    details: z
+      .array(z.unknown())
+      .optional()
+      .meta({
+        description: "child_failed: the child execution's error ({execution_id, step, path, code, message}).",
+      }),
   })
   .meta({ id: 'ExecutionError' });
 
@@ -77,7 +83,18 @@ export const executionSummarySchema = z
     workflow: z.string(),
     workflow_version: z.number().int(),
     status: z.enum(EXECUTION_STATUSES),
-    trigger: z.object({ type: z.enum(['api', 'webhook', 'schedule']) }),
+    trigger: z.object({
+      type: z
+        .enum(['api', 'webhook', 'schedule', 'workflow'])
+        .meta({ description: '`workflow`: a child execution, started by a workflow step of its parent.' }),
+    }),
+    parent: z
+      .object({ execution_id: z.string(), step: z.string() })
+      .nullable()
+      .meta({
+        description:
+          'A child execution: the execution and the workflow step that started it; null otherwise.',
+      }),
     started_at: timestamp,
     finished_at: timestamp.nullable(),
     duration_ms: z.number().int().meta({ description: 'Counts to now while the execution runs.' }),
@@ -171,6 +188,7 @@ export const executionSummaryExample = {
   workflow_version: 3,
   status: 'success',
   trigger: { type: 'api' },
+  parent: null,
   started_at: '2026-11-21T09:30:00.118Z',
   finished_at: '2026-11-21T10:02:44.530Z',
   duration_ms: 1964412,

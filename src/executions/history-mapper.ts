@@ -261,6 +261,7 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     workflow_version: input.workflow.version,
     status,
     trigger: { type: input.trigger.type },
+    parent: input.parent ? { execution_id: input.parent.execution_id, step: input.parent.step } : null,
     started_at: startedAt.toISOString(),
     finished_at: close ? close.at.toISOString() : null,
     duration_ms: durationMs(startedAt, close?.at, now),
@@ -307,7 +308,13 @@ function closeOf(event: HistoryEvent): Close | undefined {
     const { code, message } = describeFailure(failure);
     // The details hold the message whole (the failure's own text names only the step when encrypted).
     const detailed = typeof details?.message === 'string' ? details.message : message;
-    const error = errorViewOf({ step: details?.step ?? null, path: details?.path, code, message: detailed });
+    const error = errorViewOf({
+      step: details?.step ?? null,
+      path: details?.path,
+      code,
+      message: detailed,
+      details: details?.details,
+    });
     return { status, at, error };
   }
   if (status === 'success') {

@@ -185,5 +185,17 @@ function toSummary(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): Execu
     finished_at: closedAt?.toISOString() ?? null,
     duration_ms: durationMs(startedAt, closedAt),
     error: errorOf(info, status),
+    parent: parentOf(info),
   };
+}
+
+/** A child execution's parent: kept in its memo when its parent started it (workers/workflows/containers/sub-workflow.ts). */
+function parentOf(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionSummary['parent'] {
+  const memo = memos.get(info);
+  if (!memo || memo === UNREADABLE) {
+    const id = info.parentExecution?.workflowId;
+    return id ? { execution_id: id, step: '' } : null;
+  }
+  const parent = memo['parent'] as ExecutionSummary['parent'] | undefined;
+  return parent ? { execution_id: parent.execution_id, step: parent.step } : null;
 }

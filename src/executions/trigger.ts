@@ -15,13 +15,7 @@ import type { WorkflowVersionRecord } from '../../platform/store/workflows';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { callTemporal, grpcCodeOf } from '../../platform/temporal/errors';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
-import {
-  TRIGGER_ATTRIBUTE,
-  VERSION_ATTRIBUTE,
-  WAITING_ATTRIBUTE,
-  WORKFLOW_ATTRIBUTE,
-  WORKSPACE_ATTRIBUTE,
-} from '../../core/search-attributes';
+import { executionSearchAttributes } from '../../core/search-attributes';
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
 
@@ -225,16 +219,6 @@ export function executionStartOptions(
       ? { workflowExecutionTimeout: input.workflow.definition.timeout as Duration }
       : {}),
   };
-}
-
-export function executionSearchAttributes(input: ExecutionInput) {
-  return [
-    { key: WORKSPACE_ATTRIBUTE, value: input.workspaceId },
-    { key: WORKFLOW_ATTRIBUTE, value: input.workflow.id },
-    { key: VERSION_ATTRIBUTE, value: input.workflow.version },
-    { key: TRIGGER_ATTRIBUTE, value: input.trigger.type },
-    { key: WAITING_ATTRIBUTE, value: false },
-  ];
 }
 
 /** The run's static summary in Temporal UI: which workflow, which version. */

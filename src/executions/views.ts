@@ -23,6 +23,8 @@ export interface ErrorView {
   path?: string[];
   code: string;
   message: string;
+  /** child_failed: the child execution's error. */
+  details?: unknown[];
 }
 
 /**
@@ -34,9 +36,11 @@ export function errorViewOf(error: {
   path?: string[];
   code: string;
   message: string;
+  details?: unknown[];
 }): ErrorView {
   const view: ErrorView = { step: error.step, code: error.code, message: error.message };
   if (error.step !== null) view.path = error.path ?? [error.step];
+  if (error.details) view.details = error.details;
   return view;
 }
 
@@ -45,7 +49,10 @@ export interface ExecutionSummary {
   workflow: string;
   workflow_version: number;
   status: ExecutionStatus;
-  trigger: { type: TriggerType };
+  /** `workflow`: a child execution, started by its parent's workflow step (see `parent`). */
+  trigger: { type: TriggerType | 'workflow' };
+  /** A child execution: the execution and step that started it; null otherwise. */
+  parent: { execution_id: string; step: string } | null;
   started_at: string;
   finished_at: string | null;
   duration_ms: number;

@@ -4,6 +4,7 @@ import {
   createWorkflow,
   definition,
   httpStep,
+  uniqueId,
   rulesStep,
   trigger,
   waitForExecution,
@@ -11,6 +12,7 @@ import {
 } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
+import { waitFor } from '../support/wait';
 
 describe('composition @integration', function () {
   let service: TestService;
@@ -125,5 +127,113 @@ describe('composition @integration', function () {
     expect(execution.status).to.equal('failed');
     expect(execution.error).to.deep.include({ step: 'check', code: 'rule_failed' });
     expect((execution.error as { path?: string[] }).path).to.deep.equal(['each', '1', 'check']);
+  });
+
+  describe('workflow steps', () => {
+    let billing: string;
+    before(async () => {
+      billing = await createWorkflow(
+        service.api(),
+        definition(
+          [
+            rulesStep('bill', [{ when: "input.customer = 'bad'", action: 'fail', message: 'no credit' }], {
+              default: '{{ input.customer & " billed" }}',
+            }),
+          ],
+          {
+            input_schema: {
+              type: 'object',
+              required: ['customer'],
+              properties: { customer: { type: 'string' } },
+            },
+          },
+        ),
+      );
+    });
+
+    it('starts the other workflow as a child execution and ends with its output', async () => {
+      const execution = await run(
+        [{ id: 'call', kind: 'workflow', workflow: billing, input: { customer: '{{ input.name }}' } }],
+        { name: 'Ada' },
+      );
+      expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+      const output = execution.output as { execution_id: string; status: string; output: unknown };
+      expect(output).to.include({ status: 'success', output: 'Ada billed' });
+      const child = (await service.api().get(`/v1/executions/${output.execution_id}`).expect(200)).body;
+      expect(child.trigger).to.deep.equal({ type: 'workflow' });
+      expect(child.parent).to.deep.equal({ execution_id: execution.execution_id, step: 'call' });
+      const listed = (await service.api().get(`/v1/executions?workflow=${billing}`).expect(200)).body.data;
+      expect(
+        listed.find((e: { execution_id: string }) => e.execution_id === output.execution_id).parent,
+      ).to.deep.equal({
+        execution_id: execution.execution_id,
+        step: 'call',
+      });
+    });
+
+    it('fails with child_failed and the child error in details when the child fails', async () => {
+      const execution = await run([
+        { id: 'call', kind: 'workflow', workflow: billing, input: { customer: 'bad' } },
+      ]);
+      expect(execution.status).to.equal('failed');
+      expect(execution.error).to.deep.include({ step: 'call', code: 'child_failed' });
+      const details = (execution.error as { details?: { code: string; step: string }[] }).details;
+      expect(details?.[0]).to.deep.include({ step: 'bill', code: 'rule_failed' });
+    });
+
+    it('fails with invalid_input when the input does not match the child input_schema', async () => {
+      const execution = await run([
+        { id: 'call', kind: 'workflow', workflow: billing, input: { customer: 7 } },
+      ]);
+      expect(execution.status).to.equal('failed');
+      expect(execution.error).to.deep.include({ step: 'call', code: 'invalid_input' });
+    });
+
+    it('canceling the parent cancels the child it waits for', async () => {
+      const approver = await createWorkflow(service.api(), definition([{ id: 'ok', kind: 'approval' }]));
+      const parentWorkflow = await createWorkflow(
+        service.api(),
+        definition([{ id: 'call', kind: 'workflow', workflow: approver }] as never),
+      );
+      const parentId = await trigger(service.api(), parentWorkflow);
+      const child = await waitFor(
+        async () => {
+          const list = (await service.api().get(`/v1/executions?workflow=${approver}`).expect(200)).body.data;
+          return list.find((e: { status: string }) => e.status === 'waiting') as
+            { execution_id: string } | undefined;
+        },
+        { what: 'the child waiting for its approval' },
+      );
+      await service.api().post(`/v1/executions/${parentId}/cancel`).expect(202);
+      expect((await waitForExecution(service.api(), parentId)).status).to.equal('canceled');
+      expect((await waitForExecution(service.api(), child.execution_id)).status).to.equal('canceled');
+    });
+
+    it('refuses to nest children more than 10 deep: child_depth_exceeded', async () => {
+      const id = uniqueId('recurse');
+      await createWorkflow(service.api(), { id, steps: [{ id: 'again', kind: 'workflow', workflow: id }] });
+      const root = await waitForExecution(service.api(), await trigger(service.api(), id), undefined, 60_000);
+      expect(root.error).to.deep.include({ step: 'again', code: 'child_failed' });
+      // Each level fails with its child's error; the deepest names the limit.
+      let error = root.error as { code: string; details?: { execution_id: string; code: string }[] };
+      let depth = 0;
+      while (error.code === 'child_failed') {
+        const child = await waitForExecution(service.api(), error.details![0]!.execution_id);
+        error = child.error as typeof error;
+        depth++;
+      }
+      expect(error.code).to.equal('child_depth_exceeded');
+      expect(depth).to.equal(10);
+    });
+
+    it('with wait false succeeds at once with the child execution id', async () => {
+      const execution = await run([
+        { id: 'call', kind: 'workflow', workflow: billing, wait: false, input: { customer: 'Bo' } },
+      ]);
+      expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+      const { execution_id } = execution.output as { execution_id: string };
+      const child = await waitForExecution(service.api(), execution_id);
+      expect(child.status).to.equal('success');
+    });
   });
 });

@@ -3,6 +3,7 @@
  * processes wire the same code to different databases and settings. Keys are Temporal activity types.
  */
 import { createControlEvaluator } from './control';
+import { createChildPreparer } from './sub-workflow';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
 import { SchemaValidator } from '../../platform/compute/schemas';
@@ -69,11 +70,12 @@ export function createActivities(deps: ActivityDeps) {
     bodyIdleTimeoutMs: deps.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS,
     resolveSecrets,
   });
+  const schemas = new SchemaValidator(deps.compute);
   const ai = createAiActivity({
     provider: deps.ai,
     resolveSecrets,
     maxResponseBytes,
-    schemas: new SchemaValidator(deps.compute),
+    schemas,
     budget: createAiBudget(deps.db, deps.aiTokensPerDay ?? null),
   });
   return {
@@ -91,6 +93,13 @@ export function createActivities(deps: ActivityDeps) {
     }),
     // What steers containers and the execution's output (control.ts).
     evaluate_control: createControlEvaluator({ compute: deps.compute }),
+    // What a workflow step checks before it starts its child execution (sub-workflow.ts).
+    prepare_child: createChildPreparer({
+      compute: deps.compute,
+      schemas,
+      workflowVersion: (workspaceId, workflowId, version) =>
+        deps.reads.workflowVersion(workspaceId, workflowId, version),
+    }),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,
     // whose outputs must fit in a Temporal payload (see output-limit.ts).
     connector_http: limitOutput(connector),

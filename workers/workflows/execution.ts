@@ -80,6 +80,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       },
     },
     waiting: new Map(),
+    depth: input.parent?.depth ?? 0,
     taskBytes: { task: 0, bytes: 0 },
     emit: (event, status) => emit(run, event, status),
   };

@@ -22,6 +22,8 @@ export interface Run {
   taskBytes: { task: number; bytes: number };
   /** The worker encrypts payloads: the failure's message stays in its details (StepBatchResult.encrypted). */
   encrypted?: boolean;
+  /** How deep this execution is among children (0: not a child). */
+  depth: number;
   /** Emits an execution event about this run (execution.ts). */
   emit(event: EventKind, status: string): Promise<void>;
 }

@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities';
-import type { ContainerStep, LeafStep, Step } from '../../core/definitions/schema';
+import type { ContainerStep, LeafStep, Step, WorkflowStep } from '../../core/definitions/schema';
 import {
   STEP_ERROR_CODES,
   type AiRequestSpec,
@@ -53,6 +53,7 @@ import { runParallel } from './containers/parallel';
 import { runMap } from './containers/map';
 import { runSwitch } from './containers/switch';
 import { runLoop } from './containers/loop';
+import { runSubWorkflow } from './containers/sub-workflow';
 
 /**
  * Local activity results recorded in one workflow task, past which the next batch waits for a new task:
@@ -98,7 +99,7 @@ export async function runList(runner: Runner, frame: Frame, steps: Step[], from 
     checkHistorySize(run, frame, step);
     const batch = batchFrom(steps, index);
     if (batch.length === 0) {
-      const output = await runContainer(runner, frame, step as ContainerStep);
+      const output = await runContainer(runner, frame, step as ContainerStep | WorkflowStep);
       if (output !== SKIPPED) Object.assign(outcome, { ran: true, output });
       index += 1;
       continue;
@@ -120,7 +121,11 @@ export async function runList(runner: Runner, frame: Frame, steps: Step[], from 
 /** Marks a container whose `if` did not hold. */
 const SKIPPED = Symbol('skipped');
 
-async function runContainer(runner: Runner, frame: Frame, step: ContainerStep): Promise<unknown> {
+async function runContainer(
+  runner: Runner,
+  frame: Frame,
+  step: ContainerStep | WorkflowStep,
+): Promise<unknown> {
   const entered = await control(runner.run, frame, step, 'enter');
   if (entered.skip) {
     frame.steps[step.id] = { status: 'skipped', output: null };
@@ -142,6 +147,9 @@ async function runContainer(runner: Runner, frame: Frame, step: ContainerStep): 
     case 'loop':
       output = await runLoop(runner, frame, step);
       break;
+    case 'workflow':
+      output = await runSubWorkflow(runner.run, frame, step, runner.run.depth);
+      break;
   }
   frame.steps[step.id] = { status: 'success', output };
   return output;
@@ -151,7 +159,7 @@ async function runContainer(runner: Runner, frame: Frame, step: ContainerStep): 
 async function control(
   run: Run,
   frame: Frame,
-  step: ContainerStep,
+  step: ContainerStep | WorkflowStep,
   purpose: 'enter' | 'until',
 ): Promise<ControlResult> {
   const request: ControlRequest = {
@@ -165,8 +173,12 @@ async function control(
 }
 
 /** A container without its step lists: what evaluate_control needs. */
-function controlStep(step: ContainerStep): ControlStep {
+function controlStep(step: ContainerStep | WorkflowStep): ControlStep {
   switch (step.kind) {
+    case 'workflow': {
+      const { input: _input, ...rest } = step;
+      return rest;
+    }
     case 'parallel':
       return { ...step, branches: step.branches.map((branch) => ({ id: branch.id })) };
     case 'map':

@@ -1091,6 +1091,8 @@ export interface components {
       path?: string[];
       code: string;
       message: string;
+      /** @description child_failed: the child execution's error ({execution_id, step, path, code, message}). */
+      details?: unknown[];
     };
     __schema0:
       | components['schemas']['RulesStep']
@@ -1286,9 +1288,17 @@ export interface components {
       /** @enum {string} */
       status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
-        /** @enum {string} */
-        type: 'api' | 'webhook' | 'schedule';
+        /**
+         * @description `workflow`: a child execution, started by a workflow step of its parent.
+         * @enum {string}
+         */
+        type: 'api' | 'webhook' | 'schedule' | 'workflow';
       };
+      /** @description A child execution: the execution and the workflow step that started it; null otherwise. */
+      parent: {
+        execution_id: string;
+        step: string;
+      } | null;
       /**
        * Format: date-time
        * @description RFC 3339, UTC
@@ -1306,9 +1316,17 @@ export interface components {
       /** @enum {string} */
       status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
-        /** @enum {string} */
-        type: 'api' | 'webhook' | 'schedule';
+        /**
+         * @description `workflow`: a child execution, started by a workflow step of its parent.
+         * @enum {string}
+         */
+        type: 'api' | 'webhook' | 'schedule' | 'workflow';
       };
+      /** @description A child execution: the execution and the workflow step that started it; null otherwise. */
+      parent: {
+        execution_id: string;
+        step: string;
+      } | null;
       /**
        * Format: date-time
        * @description RFC 3339, UTC
@@ -1634,6 +1652,8 @@ export interface components {
       path?: string[];
       code: string;
       message: string;
+      /** @description child_failed: the child execution's error ({execution_id, step, path, code, message}). */
+      details?: unknown[];
     };
   };
   responses: never;
@@ -5383,6 +5403,7 @@ export interface operations {
            *           "trigger": {
            *             "type": "api"
            *           },
+           *           "parent": null,
            *           "started_at": "2026-11-21T09:30:00.118Z",
            *           "finished_at": "2026-11-21T10:02:44.530Z",
            *           "duration_ms": 1964412,
@@ -5615,6 +5636,7 @@ export interface operations {
            *       "trigger": {
            *         "type": "api"
            *       },
+           *       "parent": null,
            *       "started_at": "2026-11-21T09:30:00.118Z",
            *       "finished_at": "2026-11-21T10:02:44.530Z",
            *       "duration_ms": 1964412,
