@@ -270,6 +270,9 @@ export interface ApprovalRequestSpec {
 }
 
 /** Update `decide`: what the API sends when someone approves or rejects. */
+/** The `decide` Update's refusal when the step waits in several runs and the request names none. */
+export const RUN_REQUIRED = 'run_required';
+
 export interface ApprovalDecisionRequest {
   step: string;
   decision: 'approve' | 'reject';

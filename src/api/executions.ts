@@ -27,6 +27,10 @@ const stepParams = z.object({ id: z.string(), step_id: z.string() });
 const decisionBody = z
   .strictObject({
     comment: z.string().max(2000).optional().meta({ description: 'Kept in the step output.' }),
+    run: z.string().max(500).optional().meta({
+      description:
+        'A step waiting inside a container: which run, by the run keys of its containers joined by "/" ("3", "crm/0"). May be left out when one run of the step waits.',
+    }),
   })
   .meta({ example: { comment: 'Contract signed.' } });
 
@@ -70,6 +74,7 @@ function decisionRoute(decision: 'approve' | 'reject'): AnyRoute {
         workspaceId: auth.workspaceId,
         executionId: params.id,
         stepId: params.step_id,
+        ...(body?.run !== undefined && { run: body.run }),
         decision,
         comment: body?.comment ?? null,
         keyId: auth.keyId,

@@ -28,6 +28,7 @@ import { buildWithoutWorker, pinnedBuildOf } from './worker-presence';
 import {
   DECIDE_UPDATE,
   DECISION_TOO_LATE,
+  RUN_REQUIRED,
   STEP_ERROR_CODES,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
@@ -35,11 +36,14 @@ import {
 import { executionInputOf, locateExecution } from './locate';
 import { readExecution } from './read';
 import type { StepView } from './views';
+import { findStep } from '../../core/definitions/step-kinds';
 
 export interface DecideRequest {
   workspaceId: string;
   executionId: string;
   stepId: string;
+  /** Which run of a step that waits inside a container (its containers' run keys, "3" or "crm/0"). */
+  run?: string;
   decision: 'approve' | 'reject';
   comment: string | null;
   keyId: string;
@@ -72,7 +76,7 @@ export async function decideApproval(services: Services, request: DecideRequest)
     request.executionId,
   );
   const input = await executionInputOf(services, request.executionId, description.runId);
-  const step = input.workflow.definition.steps.find((s) => s.id === request.stepId);
+  const step = findStep(input.workflow.definition.steps, request.stepId);
   if (!step)
     throw notFound('step_not_found', `Execution '${request.executionId}' has no step '${request.stepId}'.`);
   if (step.kind !== 'approval' || status !== 'waiting') throw notWaiting(request.stepId);
@@ -94,6 +98,7 @@ export async function decideApproval(services: Services, request: DecideRequest)
     comment: request.comment,
     decided_by: request.keyId,
     apply_by: sentAt + APPLY_WINDOW_MS,
+    ...(request.run !== undefined && { run: request.run }),
   };
   let applied: boolean;
   try {
@@ -107,15 +112,39 @@ export async function decideApproval(services: Services, request: DecideRequest)
     ) {
       throw notWaiting(request.stepId);
     }
+    // The step waits in several runs of its container and the request did not say which.
+    if (cause instanceof ApplicationFailure && cause.type === RUN_REQUIRED)
+      throw new AppError(409, 'step_not_waiting', cause.message);
     // A worker got to it only after its apply_by.
     if (cause instanceof ApplicationFailure && cause.type === DECISION_TOO_LATE) applied = false;
     else throw error;
   }
   if (!applied) throw notTaken(request, description);
   const execution = await readExecution(services, request.workspaceId, request.executionId);
-  const view = execution.steps.find((s) => s.id === request.stepId);
+  const view = findStepView(execution.steps, request.stepId, request.run);
   if (!view) throw new Error(`Step ${request.stepId} missing from the execution after its decision`);
   return view;
+}
+
+/**
+ * The view of a step, nested ones included: inside containers, in the run `run` names (its run keys joined
+ * by "/"), or the first run that has the step.
+ */
+function findStepView(
+  steps: StepView[],
+  stepId: string,
+  run?: string,
+  keys: string[] = [],
+): StepView | undefined {
+  for (const view of steps) {
+    if (view.id === stepId && (run === undefined || keys.join('/') === run)) return view;
+    const runs = (view as { runs?: { key: string; steps: StepView[] }[] }).runs ?? [];
+    for (const nested of runs) {
+      const found = findStepView(nested.steps, stepId, run, [...keys, nested.key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -60,6 +60,8 @@ export interface StepBody {
 }
 
 export interface ExecutionBody {
+  /** When it succeeded: the definition's output, or the last step's. */
+  output?: unknown;
   execution_id: string;
   workflow: string;
   workflow_version: number;

@@ -36,6 +36,7 @@ import type { Activities } from '../activities';
 import {
   DECIDE_UPDATE,
   DECISION_TOO_LATE,
+  RUN_REQUIRED,
   STEP_ERROR_CODES,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
@@ -110,6 +111,14 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
             nonRetryable: true,
           });
         }
+        const runs = waitingRunsOf(run, request.step);
+        if (request.run === undefined && runs.length > 1) {
+          throw ApplicationFailure.create({
+            type: RUN_REQUIRED,
+            message: `Step "${request.step}" waits in ${runs.length} runs (${runs.join(', ')}): say which one with "run".`,
+            nonRetryable: true,
+          });
+        }
         const key = waitingKeyOf(run, request);
         if (key === undefined || run.waiting.get(key) !== undefined) {
           throw ApplicationFailure.create({
@@ -138,6 +147,13 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
  * The waiting approval a decision is for: the one of `request.step` in run `request.run` (the run keys of
  * its containers, "3" or "crm/0"), or the only one of that step when `run` is left out.
  */
+function waitingRunsOf(run: Run, stepId: string): string[] {
+  return [...run.waiting.keys()]
+    .map((key) => key.split('/'))
+    .filter((parts) => parts[parts.length - 1] === stepId)
+    .map((parts) => runKeyOf(parts.slice(0, -1)));
+}
+
 function waitingKeyOf(run: Run, request: ApprovalDecisionRequest): string | undefined {
   const matches = [...run.waiting.keys()].filter((key) => {
     const parts = key.split('/');
