@@ -1,4 +1,5 @@
 /** docs/definitions.md#composition: steps that hold steps (parallel, map, switch, loop) run as the contract says. */
+import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
 import {
   createWorkflow,
@@ -50,6 +51,25 @@ describe('composition @integration', function () {
     ]);
     expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
     expect(execution.output).to.equal(42);
+  });
+
+  it('parallel: a failing branch fails the step; a branch waiting for approval stops waiting', async () => {
+    const execution = await run([
+      {
+        id: 'both',
+        kind: 'parallel',
+        branches: [
+          {
+            id: 'waits',
+            steps: [{ id: 'ok', kind: 'approval' }, rulesStep('never', [{ when: 'true', output: 1 }])],
+          },
+          { id: 'fails', steps: [rulesStep('boom', [{ when: 'true', action: 'fail', message: 'no' }])] },
+        ],
+      },
+    ]);
+    expect(execution.status).to.equal('failed');
+    expect(execution.error).to.deep.include({ step: 'boom', code: 'rule_failed' });
+    expect((execution.error as unknown as { path: string[] }).path).to.deep.equal(['both', 'fails', 'boom']);
   });
 
   it('map: each item runs with `item` and `index`; the output is in item order', async () => {
@@ -234,6 +254,62 @@ describe('composition @integration', function () {
       const { execution_id } = execution.output as { execution_id: string };
       const child = await waitForExecution(service.api(), execution_id);
       expect(child.status).to.equal('success');
+    });
+  });
+
+  describe('a map of more items than one history holds', () => {
+    it('runs them in chunks of 100, each a child workflow, and keeps the item order', async () => {
+      const numbers = Array.from({ length: 250 }, (_, i) => i);
+      const execution = await run(
+        [
+          {
+            id: 'square',
+            kind: 'map',
+            items: 'input.numbers',
+            concurrency: 3,
+            steps: [
+              rulesStep('sq', [{ when: 'true', output: '{{ item * item }}' }]),
+              rulesStep('plus', [{ when: 'true', output: '{{ steps.sq.output + index }}' }]),
+            ],
+          },
+        ],
+        { numbers },
+      );
+      expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+      expect(execution.output).to.deep.equal(numbers.map((n) => n * n + n));
+      const { client } = service.runtime.services.temporal;
+      const history = await client.workflow.getHandle(execution.execution_id).fetchHistory();
+      const children = (history.events ?? []).filter(
+        (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
+      );
+      expect(
+        children.map((e) => e.childWorkflowExecutionStartedEventAttributes!.workflowExecution!.workflowId),
+      ).to.have.members([0, 1, 2].map((k) => `${execution.execution_id}/square/chunk-${k}`));
+    });
+
+    it('fails at the first item past the tolerated failures, naming the item in the path', async () => {
+      const execution = await run(
+        [
+          {
+            id: 'check',
+            kind: 'map',
+            items: 'input.numbers',
+            // One chunk at a time, so that which failure is the third does not depend on timing.
+            concurrency: 1,
+            tolerated_failures: 2,
+            steps: [
+              rulesStep('odd', [{ when: 'item % 50 = 7', action: 'fail', message: 'bad item' }], {
+                default: 1,
+              }),
+            ],
+          },
+        ],
+        { numbers: Array.from({ length: 250 }, (_, i) => i) },
+      );
+      expect(execution.status).to.equal('failed');
+      // Items 7, 57, 107, 157, 207 fail; two are tolerated, the third fails the step.
+      expect(execution.error).to.deep.include({ step: 'odd', code: 'rule_failed' });
+      expect((execution.error as unknown as { path: string[] }).path).to.deep.equal(['check', '107', 'odd']);
     });
   });
 });

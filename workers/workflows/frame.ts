@@ -4,8 +4,8 @@
  * Deterministic code only; types and small helpers shared by the interpreter and the container modules.
  */
 import type { ContainerStep, Step } from '../../core/definitions/schema';
-import type { ApprovalDecision, ControlResult, ExpressionContext, RunPath } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
+import type { ApprovalDecision, ControlResult, ExpressionContext, RunPath } from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
 
 /** One run's state, passed explicitly to every helper. */
@@ -36,6 +36,33 @@ export interface Frame {
   scope: Record<string, unknown>;
   /** The steps it can read: those that ran before its container, and its own as they run. */
   steps: ExpressionContext['steps'];
+  /** Set when a sibling run failed (or said stop): this list starts no further step. */
+  halt: Halt;
+}
+
+/**
+ * A container's stop signal to its runs: once a branch or an item fails past what the container tolerates,
+ * the others start no further step (and an approval among them stops waiting), while what is in flight
+ * finishes. Not a cancellation scope: canceling local activities in the workflow task that completes
+ * another one trips the SDK's state machine (a nondeterminism error), and a run's steps are short.
+ * A halt holds for the containers inside too.
+ */
+export class Halt {
+  private own = false;
+  constructor(private readonly outer?: Halt) {}
+  get stopped(): boolean {
+    return this.own || (this.outer?.stopped ?? false);
+  }
+  stop(): void {
+    this.own = true;
+  }
+}
+
+/** Thrown in a run that its container halted: not a failure of its own. */
+export class Halted extends Error {
+  constructor() {
+    super('Halted: another run of the container failed');
+  }
 }
 
 /** What a step list leaves behind: the output of its last step that ran (not skipped), if any ran. */
@@ -59,7 +86,7 @@ export class ExecutionStop extends Error {
 }
 
 export function topFrame(steps: ExpressionContext['steps'] = {}): Frame {
-  return { path: [], scope: {}, steps };
+  return { path: [], scope: {}, steps, halt: new Halt() };
 }
 
 /**
@@ -71,11 +98,13 @@ export function childFrame(
   containerId: string,
   key: string,
   scope: Record<string, unknown> = {},
+  halt: Halt = frame.halt,
 ): Frame {
   return {
     path: [...frame.path, containerId, key],
     scope: { ...frame.scope, ...scope },
     steps: { ...frame.steps },
+    halt,
   };
 }
 
@@ -106,4 +135,37 @@ export interface Runner {
   runList(frame: Frame, steps: Step[]): Promise<ListOutcome>;
   /** Evaluates a container's control expressions (`enter`: its if, items or case; `until`: a loop's end). */
   control(frame: Frame, step: ContainerStep, purpose: 'enter' | 'until'): Promise<ControlResult>;
+}
+
+/** Workflow type of map chunks (map-chunk.ts). */
+export const MAP_CHUNK_WORKFLOW_TYPE = 'map_chunk';
+
+export interface MapChunkInput {
+  workspaceId: string;
+  workflow: { id: string; version: number };
+  /** The execution's input and identity, as every expression sees them. */
+  context: Pick<ExpressionContext, 'input' | 'execution'>;
+  /** The map step's frame: where it is, what its steps can read. */
+  frame: Omit<Frame, 'halt'>;
+  stepId: string;
+  steps: Step[];
+  /** The name of the item in the context (`as`). */
+  as: string;
+  /** The items of this chunk, and the index of the first one in the map. */
+  items: unknown[];
+  first: number;
+  /** Failures past which the chunk stops (the map's tolerated failures). */
+  allowed: number;
+  depth: number;
+}
+
+export interface MapChunkResult {
+  /** Each item's last step output, in order (null for a failed or unstarted item). */
+  outputs: unknown[];
+  /** The items that failed, with the error (its path names the item). */
+  failures: { index: number; error: ExecutionError }[];
+  /** Items that ran (the chunk stops early past its allowed failures, or at a `stop` rule). */
+  ran: number;
+  /** A rules step said `stop`: the whole execution ends with success. */
+  stopped?: string;
 }

@@ -2,3 +2,4 @@
 export { delivery } from './delivery';
 export { execution } from './execution';
 export { housekeeping } from './housekeeping';
+export { map_chunk } from './map-chunk';

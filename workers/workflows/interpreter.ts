@@ -42,6 +42,7 @@ import {
   errorPath,
   ExecutionStop,
   frameContext,
+  Halted,
   StepFailure,
   waitKey,
   type Frame,
@@ -95,6 +96,7 @@ export async function runList(runner: Runner, frame: Frame, steps: Step[], from 
   const outcome: ListOutcome = { ran: false, output: null };
   let index = from;
   while (index < steps.length) {
+    if (frame.halt.stopped) throw new Halted();
     const step = steps[index]!;
     checkHistorySize(run, frame, step);
     const batch = batchFrom(steps, index);
@@ -332,11 +334,14 @@ async function waitForDecision(
   if (run.waiting.size === 1) upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
   await run.emit('execution.waiting', 'waiting');
   let decided = true;
-  if (timeout) decided = await condition(() => run.waiting.get(key) !== undefined, timeout as Duration);
-  else await condition(() => run.waiting.get(key) !== undefined);
+  // A halted container (another of its runs failed) stops waiting too; a top-level approval never halts.
+  const done = () => run.waiting.get(key) !== undefined || frame.halt.stopped;
+  if (timeout) decided = await condition(done, timeout as Duration);
+  else await condition(done);
   const decision = run.waiting.get(key);
   run.waiting.delete(key);
   if (run.waiting.size === 0) upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: false }]);
+  if (!decision && frame.halt.stopped) throw new Halted();
   const path = frame.path.length > 0 ? { path: errorPath(frame, step.id) } : {};
   if (!decided || !decision) {
     throw new StepFailure({

@@ -5,15 +5,36 @@
  * item's error, the items in flight are canceled and the pending ones never start. Output: each item's
  * last step output, in item order (null for a tolerated failure).
  *
- * Items run in this workflow's history: the interpreter's history check (interpreter.ts) fails the step
- * with `history_too_large` before a map outgrows Temporal's limits.
+ * Up to INLINE_ITEMS items run in this workflow's history. A larger map runs in chunks of CHUNK_ITEMS items,
+ * each a child workflow (map-chunk.ts) named after the execution, the step and the chunk, so that no
+ * history grows with the item count: the map's own history holds one child per chunk. `concurrency`
+ * chunks run at once, each running its items one after another, so that at most `concurrency` items run
+ * at once either way. Canceling the execution cancels the chunks (parent close policy REQUEST_CANCEL). When
+ * the step fails (or a sibling halts it) no further item or chunk starts; what runs finishes (frame.ts Halt).
  */
-import { CancellationScope } from '@temporalio/workflow';
+import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { MapStep } from '../../../core/definitions/schema';
-import { childFrame, StepFailure, type Frame, type Runner } from '../frame';
+import { workspacePriority } from '../../../core/fairness';
+import { contextFor } from '../batches';
+import {
+  childFrame,
+  ExecutionStop,
+  frameContext,
+  Halt,
+  MAP_CHUNK_WORKFLOW_TYPE,
+  StepFailure,
+  type Frame,
+  type MapChunkInput,
+  type MapChunkResult,
+  type Runner,
+} from '../frame';
 import { settleAll } from './settle';
 
 const DEFAULT_CONCURRENCY = 10;
+/** Items a map runs in its own history; more run in chunks. */
+export const INLINE_ITEMS = 100;
+/** Items per chunk of a large map. */
+export const CHUNK_ITEMS = 100;
 
 /** How many failed items `tolerated` allows out of `count`. */
 export function toleratedFailures(tolerated: MapStep['tolerated_failures'], count: number): number {
@@ -28,17 +49,18 @@ export async function runMap(
   step: MapStep,
   items: unknown[],
 ): Promise<unknown[]> {
+  if (items.length > INLINE_ITEMS) return runMapInChunks(runner, frame, step, items);
   const name = step.as ?? 'item';
   const allowed = toleratedFailures(step.tolerated_failures, items.length);
   const outputs: unknown[] = new Array<unknown>(items.length).fill(null);
-  const scope = new CancellationScope();
+  const halt = new Halt(frame.halt);
   let next = 0;
   let failed = 0;
   let stopped = false;
   const worker = async () => {
-    while (!stopped && next < items.length) {
+    while (!stopped && !halt.stopped && next < items.length) {
       const index = next++;
-      const itemFrame = childFrame(frame, step.id, String(index), { [name]: items[index], index });
+      const itemFrame = childFrame(frame, step.id, String(index), { [name]: items[index], index }, halt);
       try {
         outputs[index] = (await runner.runList(itemFrame, step.steps)).output;
       } catch (error) {
@@ -50,11 +72,89 @@ export async function runMap(
     }
   };
   const lanes = Math.min(step.concurrency ?? DEFAULT_CONCURRENCY, items.length);
-  await scope.run(() =>
-    settleAll(
-      Array.from({ length: lanes }, () => worker),
-      () => scope.cancel(),
-    ),
+  await settleAll(
+    Array.from({ length: lanes }, () => worker),
+    () => halt.stop(),
   );
   return outputs;
+}
+
+/** A large map: its items in chunks, each a child workflow, `concurrency` chunks at once. */
+async function runMapInChunks(
+  runner: Runner,
+  frame: Frame,
+  step: MapStep,
+  items: unknown[],
+): Promise<unknown[]> {
+  const { run } = runner;
+  const allowed = toleratedFailures(step.tolerated_failures, items.length);
+  const chunks = Math.ceil(items.length / CHUNK_ITEMS);
+  const outputs: unknown[] = new Array<unknown>(items.length).fill(null);
+  // What the steps of every item can read besides the item: the execution, and the steps before the map.
+  const context = contextFor(frameContext(run, frame), step.steps);
+  const shared: Omit<MapChunkInput, 'items' | 'first'> = {
+    workspaceId: run.workspaceId,
+    workflow: run.workflow,
+    context: { input: context.input, execution: context.execution },
+    frame: { path: frame.path, scope: frame.scope, steps: context.steps },
+    stepId: step.id,
+    steps: step.steps,
+    as: step.as ?? 'item',
+    allowed,
+    depth: run.depth,
+  };
+  const failures: MapChunkResult['failures'] = [];
+  let next = 0;
+  let stopped = false;
+  const lane = async () => {
+    while (!stopped && !frame.halt.stopped && next < chunks) {
+      const chunk = next++;
+      const first = chunk * CHUNK_ITEMS;
+      const result = await runChunk(run.context.execution.id, frame, step, chunk, chunks, {
+        ...shared,
+        items: items.slice(first, first + CHUNK_ITEMS),
+        first,
+      });
+      result.outputs.forEach((output, offset) => (outputs[first + offset] = output));
+      if (result.stopped !== undefined) {
+        stopped = true;
+        throw new ExecutionStop(result.stopped);
+      }
+      failures.push(...result.failures);
+      if (failures.length > allowed) {
+        stopped = true;
+        // The failure past the tolerated count: the lowest index among those the chunks reported.
+        const worst = [...failures].sort((a, b) => a.index - b.index)[allowed]!;
+        throw new StepFailure(worst.error);
+      }
+    }
+  };
+  const lanes = Math.min(step.concurrency ?? DEFAULT_CONCURRENCY, chunks);
+  // Past the tolerated failures no further chunk starts, but the chunks running finish: canceling a child
+  // in the workflow task that completes another one trips the SDK's state machine (a nondeterminism
+  // error). Each chunk stops by itself past the failures the map tolerates.
+  await settleAll(
+    Array.from({ length: lanes }, () => lane),
+    () => undefined,
+  );
+  return outputs;
+}
+
+async function runChunk(
+  executionId: string,
+  frame: Frame,
+  step: MapStep,
+  chunk: number,
+  chunks: number,
+  input: MapChunkInput,
+): Promise<MapChunkResult> {
+  const where = [...frame.path, step.id].join('/');
+  const handle = await startChild(MAP_CHUNK_WORKFLOW_TYPE, {
+    workflowId: `${executionId}/${where}/chunk-${chunk}`,
+    args: [input],
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    priority: workspacePriority(input.workspaceId),
+    staticSummary: `Items ${input.first}–${input.first + input.items.length - 1} of map "${step.id}" (chunk ${chunk + 1} of ${chunks}) of ${executionId}`,
+  });
+  return (await handle.result()) as MapChunkResult;
 }
