@@ -6634,6 +6634,8 @@ export interface operations {
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
+          /** @description A step waiting inside a container: which run, by the run keys of its containers joined by "/" ("3", "crm/0"). May be left out when one run of the step waits. */
+          run?: string;
         };
       };
     };
@@ -6995,6 +6997,8 @@ export interface operations {
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
+          /** @description A step waiting inside a container: which run, by the run keys of its containers joined by "/" ("3", "crm/0"). May be left out when one run of the step waits. */
+          run?: string;
         };
       };
     };
