@@ -293,6 +293,9 @@ describe('nested definitions', () => {
   });
 
   describe('container expressions', () => {
+    /** The one problem of a map over `items`. */
+    const itemsProblem = (items: string) => onlyProblem(base([map('each', [rules('a')], { items })]));
+
     it('refuses a loop whose until does not parse', async () => {
       const problem = await onlyProblem(base([loop('poll', [rules('check')], 'steps.check.output =')]));
       expect(problem.path).to.equal('/steps/0/until');
@@ -300,18 +303,16 @@ describe('nested definitions', () => {
     });
 
     it('refuses map items that do not parse, as an expression or as one template', async () => {
-      const asExpression = await onlyProblem(base([map('each', [rules('a')], { items: 'input.' })]));
+      const asExpression = await itemsProblem('input.');
       expect(asExpression.path).to.equal('/steps/0/items');
       expect(asExpression.message).to.match(/^expression does not parse: /);
-      const asTemplate = await onlyProblem(base([map('each', [rules('a')], { items: '{{ input. }}' })]));
+      const asTemplate = await itemsProblem('{{ input. }}');
       expect(asTemplate.path).to.equal('/steps/0/items');
       expect(asTemplate.message).to.match(/^template \{\{ input\. \}\} does not parse: /);
     });
 
     it('refuses map items that put text around templates', async () => {
-      expect(
-        await onlyProblem(base([map('each', [rules('a')], { items: 'list {{ input.list }}' })])),
-      ).to.deep.equal({
+      expect(await itemsProblem('list {{ input.list }}')).to.deep.equal({
         path: '/steps/0/items',
         message:
           'must be one expression ("input.contacts") or one whole template ("{{ input.contacts }}"), not text around templates',
@@ -319,9 +320,7 @@ describe('nested definitions', () => {
     });
 
     it('refuses a secrets template in map items', async () => {
-      expect(
-        await onlyProblem(base([map('each', [rules('a')], { items: '{{ secrets.LIST }}' })])),
-      ).to.deep.equal({
+      expect(await itemsProblem('{{ secrets.LIST }}')).to.deep.equal({
         path: '/steps/0/items',
         message:
           'template {{ secrets.LIST }} reads secrets, which only connector and ai step templates can use',
