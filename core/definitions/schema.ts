@@ -186,6 +186,8 @@ export const approvalStepSchema = z
   })
   .meta({ id: 'ApprovalStep' });
 
+/** Steps one definition holds at most, nested ones included, whatever its workspace's steps_per_definition. */
+export const MAX_DEFINITION_STEPS = 500;
 /** Containers nest up to this many levels: top-level steps are level 1 (docs/definitions.md#composition). */
 export const MAX_NESTING = 5;
 /** Items a map runs at most (MAP_MAX_ITEMS may lower it). */
@@ -253,6 +255,8 @@ export const mapStepSchema = z
     }),
     as: stepIdSchema.optional().meta({
       description: 'The name of the current item in the context (default "item"); `index` is its position.',
+      // Refused on save (src/definitions/validate.ts): the context has these names already.
+      not: { enum: [...RESERVED_CONTEXT_NAMES] },
     }),
     concurrency: z
       .number()
@@ -455,7 +459,7 @@ export const definitionSchema = z
       description:
         'Limit of a whole execution (retries included); past it the execution ends with status timed_out.',
     }),
-    steps: z.array(stepSchema).min(1).max(500),
+    steps: z.array(stepSchema).min(1).max(MAX_DEFINITION_STEPS),
     output: z.unknown().optional().meta({
       description:
         "The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran.",

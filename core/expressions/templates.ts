@@ -16,6 +16,18 @@ export function templateExpressions(text: string): string[] {
   return [...text.matchAll(TEMPLATE)].map((match) => (match[1] ?? '').trim());
 }
 
+/**
+ * The expression of a map's `items` (docs/definitions.md#composition): "input.contacts" as written, or the
+ * expression of the one template "{{ input.contacts }}". The worker evaluates it (workers/activities/control.ts)
+ * and the API checks it on save (src/definitions/validate.ts), so both read it the same way.
+ */
+export function itemsExpression(items: string): string {
+  const templates = templateExpressions(items);
+  return templates.length === 1 && items.trim().startsWith('{{') && items.trim().endsWith('}}')
+    ? templates[0]!
+    : items;
+}
+
 export interface TemplateOptions {
   limits?: Partial<EvaluationLimits>;
   /** Shared by all the evaluations (see EvaluationBudget); one per expression when absent. */

@@ -41,27 +41,28 @@ export const NUL_TEXT: SemanticError = {
 export const DEFINITION_ERRORS: SemanticError[] = [
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+(/.*)?',
+    path: '/(steps/\\d+|output)(/.*)?',
     message: '(expression|template \\{\\{ .* \\}\\}) does not parse: .*',
-    description: 'A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.',
+    description:
+      "A JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) or a `{{ }}` template (in a step or the definition's `output`) does not parse.",
   },
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+(/.*)?',
-    message:
-      '(expression|template \\{\\{ .* \\}\\}) refers to step ".*", which does not come earlier in the workflow',
-    description: 'An expression or template reads the output of a step that does not come earlier.',
+    path: '/(steps/\\d+|output)(/.*)?',
+    message: '(expression|template \\{\\{ .* \\}\\}) refers to step ".*", which .*',
+    description:
+      'An expression or template reads a step it cannot see: one that does not exist or does not come earlier, a step inside a container from outside it, a step of another branch or case, or a container from inside it.',
   },
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+(/.*)?',
+    path: '/(steps/\\d+|output)(/.*)?',
     message: '(expression|template \\{\\{ .* \\}\\}) (reads secrets|mixes secrets|must name the secret).*',
     description:
       'An expression reads secrets, or a template mixes a secret with other values or does not name one secret.',
   },
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+(/.*)?',
+    path: '/(steps/\\d+|output)(/.*)?',
     message: 'empty template \\{\\{ \\}\\}',
     description: 'A template `{{ }}` is empty.',
   },
@@ -73,13 +74,32 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+/id',
-    message: 'duplicate step id ".*"',
-    description: 'Two steps share an id.',
+    path: '/steps/\\d+(/.*)?/id',
+    message: 'duplicate (step|branch|case) id ".*" \\(also at .*\\)',
+    description:
+      'Two steps share an id (step ids are unique in the whole definition, nested steps included), or two branches of a parallel step, or two cases of a switch.',
   },
   {
     code: 'invalid_definition',
-    path: '/steps/\\d+/output_schema',
+    path: '/steps/\\d+(/.*)?/cases/\\d+/id',
+    message: '"default" names the default steps.*',
+    description: 'A switch case has the id `default`, which names the default steps in its output and runs.',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?',
+    message: 'is nested \\d+ levels deep; steps nest at most \\d+ levels.*',
+    description: 'Steps nest at most 5 levels (top-level steps are level 1).',
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?/items',
+    message: 'must be one expression .* or one whole template .*',
+    description: "A map's `items` is text around templates, not one expression or one whole template.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?/output_schema',
     message: 'is not a valid JSON Schema: .*',
     description:
       "A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).",
@@ -114,9 +134,16 @@ export const DEFINITION_ERRORS: SemanticError[] = [
     code: 'invalid_definition',
     path: '/steps',
     message:
-      'has \\d+ steps; this workspace allows at most \\d+ per definition \\(limit steps_per_definition\\)',
+      'has \\d+ steps?( \\(\\d+ top-level, \\d+ nested\\))?; this workspace allows at most \\d+ per definition \\(limit steps_per_definition\\)',
     description:
-      "More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).",
+      "More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/steps',
+    message:
+      'has \\d+ steps \\(\\d+ top-level, \\d+ nested\\); a definition holds at most \\d+, nested steps included',
+    description: 'More than 500 steps, nested steps and containers included, whatever the workspace allows.',
   },
 ];
 

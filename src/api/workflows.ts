@@ -103,12 +103,18 @@ const workflowListItemExample = {
  */
 const DEFINITION_CHECKS =
   'Beyond this schema, a definition is checked on save, and all problems are reported together (400 ' +
-  'invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every ' +
-  'JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come ' +
-  'earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; ' +
-  "`input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule " +
-  "trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, " +
-  "its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's " +
+  'invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in ' +
+  '/steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, ' +
+  'branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest ' +
+  "at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, " +
+  "`when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's " +
+  "`input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its " +
+  "own list and those before each container around it; from outside a container only the container; a loop's " +
+  "`until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by " +
+  "connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` " +
+  "compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt " +
+  'exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it ' +
+  "has at most 500 steps, nested steps and containers included, and no more than the workspace's " +
   '`steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps).';
 
 /** A PUT body: a definition whose id may be left out, since the URL names the workflow. */

@@ -1,17 +1,34 @@
 /**
- * Validates a workflow definition: the zod schema first, then what a schema cannot say (unique step
- * ids, expressions that parse, references only to earlier steps, secrets only where they are resolved,
- * an input_schema that compiles). Every problem is reported at once, with a JSON pointer.
+ * Validates a workflow definition: the zod schema first, then what a schema cannot say (step ids unique
+ * across nested steps too, nesting at most MAX_NESTING levels, expressions that parse, references only to
+ * steps an expression can see (src/definitions/nested.ts), secrets only where they are resolved, an
+ * input_schema that compiles). Every problem is reported at once, with a JSON pointer.
  */
 import type { z } from 'zod';
 import { AppError, type ErrorDetail } from '../../platform/errors';
 import { ExpressionError } from '../../core/expressions/errors';
 import { findReferences, readsSecrets } from '../../core/expressions/references';
-import { stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
+import { itemsExpression, stringsWithPointers, templateExpressions } from '../../core/expressions/templates';
 import type { SchemaValidation } from '../../platform/compute/schemas';
-import { definitionSchema, type Definition, type Step } from '../../core/definitions/schema';
+import {
+  definitionSchema,
+  MAX_DEFINITION_STEPS,
+  MAX_NESTING,
+  RESERVED_CONTEXT_NAMES,
+  type Definition,
+  type Step,
+} from '../../core/definitions/schema';
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import { parseUserJson } from '../../core/parse-user-json';
+import {
+  describeStepCount,
+  OUTPUT_PLACE,
+  placeSteps,
+  unreadableStep,
+  untilPlace,
+  type PlacedStep,
+  type Trail,
+} from './nested';
 
 /** Step kinds whose templates may read `secrets` (resolved inside their activity). */
 const SECRET_KINDS = new Set<Step['kind']>(['connector', 'ai']);
@@ -28,9 +45,18 @@ export async function parseDefinition(
   const parsed = parseUserJson(definitionSchema, body);
   if (!parsed.success) throw invalidDefinition(zodDetails(parsed.issues));
   const definition = parsed.data;
+  const placed = placeSteps(definition);
+  // Before the checks, whose cost grows with the steps: nested lists can hold many more than the top one.
+  if (placed.length > MAX_DEFINITION_STEPS)
+    throw invalidDefinition([
+      {
+        path: '/steps',
+        message: `has ${describeStepCount(placed)}; a definition holds at most ${MAX_DEFINITION_STEPS}, nested steps included`,
+      },
+    ]);
   const problems = [
-    ...checkDefinition(definition),
-    ...(await schemaProblems(definition, schemas, workspaceId)),
+    ...checkDefinition(definition, placed),
+    ...(await schemaProblems(definition, placed, schemas, workspaceId)),
   ];
   if (problems.length > 0) throw invalidDefinition(problems);
   return definition;
@@ -42,16 +68,17 @@ export async function parseDefinition(
  */
 async function schemaProblems(
   definition: Definition,
+  placed: PlacedStep[],
   schemas: SchemaValidation,
   workspaceId: string,
 ): Promise<ErrorDetail[]> {
   const problems: ErrorDetail[] = [];
-  for (const [index, step] of definition.steps.entries()) {
+  for (const { step, pointer } of placed) {
     if (step.kind !== 'ai' || !step.output_schema) continue;
     const problem = await schemas.check(workspaceId, step.output_schema);
     if (problem)
       problems.push({
-        path: `/steps/${index}/output_schema`,
+        path: `${pointer}/output_schema`,
         message: `is not a valid JSON Schema: ${problem}`,
       });
   }
@@ -99,35 +126,137 @@ export function toPointer(path: readonly PropertyKey[]): string {
   return path.map((part) => `/${String(part).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
-function checkDefinition(definition: Definition): ErrorDetail[] {
+function checkDefinition(definition: Definition, placed: PlacedStep[]): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
-  const earlier = new Set<string>();
-  definition.steps.forEach((step, index) => {
-    const at = `/steps/${index}`;
+  const byId = new Map<string, PlacedStep>();
+  for (const place of placed) {
+    const { step, pointer } = place;
+    const first = byId.get(step.id);
     if (step.id === 'trigger')
-      problems.push({ path: `${at}/id`, message: '"trigger" is reserved for the trigger step' });
-    else if (earlier.has(step.id))
-      problems.push({ path: `${at}/id`, message: `duplicate step id "${step.id}"` });
-    for (const [path, expression] of expressionsOf(step))
-      checkExpression(problems, `${at}${path}`, expression, earlier, false);
-    for (const [path, text] of stringsWithPointers(stepConfiguration(step))) {
-      const expressions = templateExpressions(text);
-      for (const expression of expressions) {
-        checkExpression(problems, `${at}${path}`, expression, earlier, SECRET_KINDS.has(step.kind), true);
-      }
-      const secretTemplates = expressions.filter(readsSecrets).length;
-      if (secretTemplates > 0 && secretTemplates < expressions.length) {
-        problems.push({
-          path: `${at}${path}`,
-          message:
-            'a string that uses secrets cannot hold other templates; move the other values to another field',
-        });
-      }
-    }
-    earlier.add(step.id);
-  });
+      problems.push({ path: `${pointer}/id`, message: '"trigger" is reserved for the trigger step' });
+    else if (first)
+      problems.push({
+        path: `${pointer}/id`,
+        message: `duplicate step id "${step.id}" (also at ${first.pointer})`,
+      });
+    else byId.set(step.id, place);
+  }
+  for (const place of placed) checkStep(problems, place, byId);
+  if (definition.output !== undefined)
+    checkTemplates(problems, '/output', definition.output, { at: OUTPUT_PLACE, steps: byId, secrets: false });
   if (definition.trigger?.type === 'schedule') problems.push(...scheduleProblems(definition));
   return problems;
+}
+
+/** Where an expression is evaluated: what it may read of the steps, and whether it may read secrets. */
+interface Scope {
+  at: Trail;
+  steps: ReadonlyMap<string, PlacedStep>;
+  secrets: boolean;
+}
+
+/** One step, wherever it is: its nesting, its expressions and templates, a container's own fields. */
+function checkStep(problems: ErrorDetail[], place: PlacedStep, steps: ReadonlyMap<string, PlacedStep>): void {
+  const { step, pointer: at } = place;
+  // Reported at the first level too deep only: the steps it holds are too deep because it is.
+  if (place.trail.length === MAX_NESTING + 1)
+    problems.push({
+      path: at,
+      message: `is nested ${place.trail.length} levels deep; steps nest at most ${MAX_NESTING} levels (top-level steps are level 1, so a step list sits inside at most ${MAX_NESTING - 1} containers)`,
+    });
+  const scope: Scope = { at: place.trail, steps, secrets: false };
+  for (const [path, expression] of expressionsOf(step))
+    checkExpression(problems, `${at}${path}`, expression, scope);
+  checkTemplates(problems, at, stepConfiguration(step), { ...scope, secrets: SECRET_KINDS.has(step.kind) });
+  switch (step.kind) {
+    case 'parallel':
+      uniqueIds(problems, at, 'branches', step.branches);
+      break;
+    case 'map':
+      checkItems(problems, `${at}/items`, step.items, scope);
+      if (step.as !== undefined && (RESERVED_CONTEXT_NAMES as readonly string[]).includes(step.as))
+        problems.push({
+          path: `${at}/as`,
+          message: `"${step.as}" is a name the context has already; choose another (not ${RESERVED_CONTEXT_NAMES.join(', ')})`,
+        });
+      break;
+    case 'switch':
+      uniqueIds(problems, at, 'cases', step.cases);
+      step.cases.forEach((c, i) => {
+        if (c.id === 'default')
+          problems.push({
+            path: `${at}/cases/${i}/id`,
+            message:
+              '"default" names the default steps in the output and runs of a switch; choose another case id',
+          });
+      });
+      break;
+    case 'loop':
+      // Evaluated after each iteration: it reads that iteration's steps.
+      checkExpression(problems, `${at}/until`, step.until, { ...scope, at: untilPlace(place) });
+      break;
+  }
+}
+
+/** Branch ids within a parallel step, case ids within a switch: each names its runs, so each is unique. */
+function uniqueIds(
+  problems: ErrorDetail[],
+  at: string,
+  field: 'branches' | 'cases',
+  entries: readonly { id: string }[],
+): void {
+  const noun = field === 'branches' ? 'branch' : 'case';
+  const seen = new Map<string, number>();
+  entries.forEach((entry, i) => {
+    const first = seen.get(entry.id);
+    if (first === undefined) seen.set(entry.id, i);
+    else
+      problems.push({
+        path: `${at}/${field}/${i}/id`,
+        message: `duplicate ${noun} id "${entry.id}" (also at ${at}/${field}/${first})`,
+      });
+  });
+}
+
+/** A map's `items`: one expression, or one whole template (core/expressions/templates.ts itemsExpression). */
+function checkItems(problems: ErrorDetail[], path: string, items: string, scope: Scope): void {
+  const expression = itemsExpression(items);
+  if (expression !== items) {
+    checkExpression(problems, path, expression, scope, true);
+  } else if (items.includes('{{') && !parses(items)) {
+    problems.push({
+      path,
+      message:
+        'must be one expression ("input.contacts") or one whole template ("{{ input.contacts }}"), not text around templates',
+    });
+  } else {
+    checkExpression(problems, path, items, scope);
+  }
+}
+
+function parses(expression: string): boolean {
+  try {
+    findReferences(expression);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The `{{ }}` templates in the strings of `value` (at JSON pointer `at`), and secrets alone in their string. */
+function checkTemplates(problems: ErrorDetail[], at: string, value: unknown, scope: Scope): void {
+  for (const [path, text] of stringsWithPointers(value, at)) {
+    const expressions = templateExpressions(text);
+    for (const expression of expressions) checkExpression(problems, path, expression, scope, true);
+    const secretTemplates = expressions.filter(readsSecrets).length;
+    if (secretTemplates > 0 && secretTemplates < expressions.length) {
+      problems.push({
+        path,
+        message:
+          'a string that uses secrets cannot hold other templates; move the other values to another field',
+      });
+    }
+  }
 }
 
 type ScheduleTrigger = Extract<NonNullable<Definition['trigger']>, { type: 'schedule' }>;
@@ -167,11 +296,15 @@ function timeZoneProblem(name: string): string | undefined {
   return undefined;
 }
 
-/** The JSONata expressions of a step (as opposed to templates): `if` and each rule's `when`. */
+/**
+ * The JSONata expressions of a step read where the step is (as opposed to templates): `if`, a rule's `when`,
+ * a case's `when`. A map's `items` and a loop's `until` have checks of their own (checkStep).
+ */
 function expressionsOf(step: Step): [string, string][] {
   const out: [string, string][] = [];
   if (step.if !== undefined) out.push(['/if', step.if]);
   if (step.kind === 'rules') step.rules.forEach((rule, i) => out.push([`/rules/${i}/when`, rule.when]));
+  if (step.kind === 'switch') step.cases.forEach((c, i) => out.push([`/cases/${i}/when`, c.when]));
   return out;
 }
 
@@ -200,8 +333,7 @@ function checkExpression(
   problems: ErrorDetail[],
   path: string,
   expression: string,
-  earlier: Set<string>,
-  secretsAllowed: boolean,
+  scope: Scope,
   isTemplate = false,
 ): void {
   const label = isTemplate ? `template {{ ${expression} }}` : 'expression';
@@ -218,15 +350,11 @@ function checkExpression(
     return;
   }
   for (const stepId of refs.steps) {
-    if (!earlier.has(stepId)) {
-      problems.push({
-        path,
-        message: `${label} refers to step "${stepId}", which does not come earlier in the workflow`,
-      });
-    }
+    const why = unreadableStep(scope.at, scope.steps.get(stepId));
+    if (why) problems.push({ path, message: `${label} refers to step "${stepId}", ${why}` });
   }
   if (!refs.roots.has('secrets')) return;
-  if (!secretsAllowed) {
+  if (!scope.secrets) {
     problems.push({
       path,
       message: `${label} reads secrets, which only connector and ai step templates can use`,

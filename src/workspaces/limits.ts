@@ -3,6 +3,7 @@
  * for the caller's workspace (an operator's override, else the default from WORKSPACE_MAX_*), and the
  * checks of a definition against it.
  */
+import { describeStepCount, placeSteps } from '../definitions/nested';
 import { invalidDefinition } from '../definitions/validate';
 import type { Services } from '../services';
 import { effectiveLimit, type CountLimit } from '../../platform/store/workspace-limits';
@@ -22,14 +23,6 @@ export async function countLimit(
   return { workspaceId, name, max: await limitOf(services, workspaceId, name) };
 }
 
-/**
- * The steps of a definition, as `steps_per_definition` counts them. Every step kind today is a leaf; a kind
- * that holds steps must add its inner ones here, as the limit counts nested steps too.
- */
-export function stepCount(definition: Definition): number {
-  return definition.steps.length;
-}
-
 /** Throws 400 invalid_definition (at /steps) when the definition has more steps than the workspace allows. */
 export async function checkStepsLimit(
   services: Services,
@@ -37,12 +30,13 @@ export async function checkStepsLimit(
   definition: Definition,
 ): Promise<void> {
   const max = await limitOf(services, workspaceId, 'steps_per_definition');
-  const count = stepCount(definition);
-  if (max !== null && count > max) {
+  // Nested steps count too, and so does each container.
+  const placed = placeSteps(definition);
+  if (max !== null && placed.length > max) {
     throw invalidDefinition([
       {
         path: '/steps',
-        message: `has ${count} steps; this workspace allows at most ${max} per definition (limit steps_per_definition)`,
+        message: `has ${describeStepCount(placed)}; this workspace allows at most ${max} per definition (limit steps_per_definition)`,
       },
     ]);
   }

@@ -204,6 +204,28 @@ describe('workspace limits @integration', function () {
       expect(saved.body.error.details[0].path).to.equal('/steps');
     });
 
+    it('counts nested steps and their containers against steps_per_definition', async () => {
+      const api = service.api((await service.newWorkspace(['write'])).key);
+      const loop = (count: number) => ({
+        id: 'repeat',
+        kind: 'loop',
+        max_iterations: 2,
+        until: 'true',
+        steps: Array.from({ length: count }, (_, i) => constantStep(`s${i}`)),
+      });
+      const tooMany = definition([loop(5)]);
+      const created = await api.post('/v1/workflows', tooMany);
+      expectError(created, 400, 'invalid_definition');
+      expect(created.body.error.details).to.deep.equal([
+        {
+          path: '/steps',
+          message:
+            'has 6 steps (1 top-level, 5 nested); this workspace allows at most 5 per definition (limit steps_per_definition)',
+        },
+      ]);
+      await api.post('/v1/workflows', definition([loop(4)])).expect(201);
+    });
+
     it('npm run admin set-limits changes, lifts and resets a workspace’s limits; show-limits shows them', async () => {
       const { workspaceId, key } = await service.newWorkspace(['admin']);
       const api = service.api(key);

@@ -1,36 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { durationAtMostPattern } from '../../core/definitions/durations';
-import { ComputePool } from '../../platform/compute/pool';
-import { SchemaValidator } from '../../platform/compute/schemas';
-import { AppError } from '../../platform/errors';
-import { parseDefinition as parse } from '../../src/definitions/validate';
 import { CUSTOMER_ONBOARDING } from '../../processes/demo-definition';
+import { AppError } from '../../platform/errors';
+import { base, definitionChecks, rules } from '../support/definitions';
 
-const compute = new ComputePool({ threads: 1 });
-after(() => compute.close());
-const schemas = new SchemaValidator(compute);
+const { parseDefinition, problemsOf } = definitionChecks();
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-const parseDefinition = (definition: unknown) => parse(definition, schemas, 'ws-test');
-
-async function problemsOf(definition: unknown): Promise<{ path: string; message: string }[]> {
-  try {
-    await parseDefinition(definition);
-  } catch (error) {
-    expect(error).to.be.instanceOf(AppError);
-    expect((error as AppError).code).to.equal('invalid_definition');
-    return (error as AppError).details;
-  }
-  return expect.fail('the definition should have been rejected');
-}
-
-const base = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ id: 'wf', steps, ...extra });
-const rules = (id: string, when = 'true', more: Record<string, unknown> = {}) => ({
-  id,
-  kind: 'rules',
-  rules: [{ when, output: 1 }],
-  ...more,
-});
 
 describe('definition validation', () => {
   it('accepts the demo workflow', async () => {
@@ -70,7 +46,10 @@ describe('definition validation', () => {
 
   it('rejects duplicate step ids', async () => {
     const problems = await problemsOf(base([rules('a'), rules('a')]));
-    expect(problems).to.deep.include({ path: '/steps/1/id', message: 'duplicate step id "a"' });
+    expect(problems).to.deep.include({
+      path: '/steps/1/id',
+      message: 'duplicate step id "a" (also at /steps/0)',
+    });
   });
 
   it('reserves the id "trigger"', async () => {

@@ -144,7 +144,7 @@ describe('OpenAPI document examples and webhooks', () => {
           id,
         ).to.equal(true);
         expect(
-          messages.some((m) => m.includes('duplicate step id')),
+          messages.some((m) => m.includes('duplicate (step|branch|case) id')),
           id,
         ).to.equal(true);
       }

@@ -9,7 +9,7 @@ import { STEP_ERROR_CODES, type ControlRequest, type ControlResult } from '../..
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
-import { resolveTemplates, templateExpressions } from '../../core/expressions/templates';
+import { itemsExpression, resolveTemplates } from '../../core/expressions/templates';
 import { MAX_MAP_ITEMS } from '../../core/definitions/schema';
 import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from './evaluation';
@@ -23,14 +23,6 @@ export interface ControlDeps {
   compute: ComputePool;
   /** Items a map may run over (MAP_MAX_ITEMS). */
   maxMapItems?: number;
-}
-
-/** The expression of `items`: "input.contacts", or the one template "{{ input.contacts }}". */
-export function itemsExpression(items: string): string {
-  const templates = templateExpressions(items);
-  return templates.length === 1 && items.trim().startsWith('{{') && items.trim().endsWith('}}')
-    ? templates[0]!
-    : items;
 }
 
 export function createControlEvaluator(deps: ControlDeps) {

@@ -104,7 +104,7 @@ export interface paths {
     put?: never;
     /**
      * Create a workflow (version 1)
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). A workflow past the workspace's `workflows` limit is 409 limit_exceeded (GET /v1/workspace); an id the workspace already has is 409 workflow_exists.
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). A workflow past the workspace's `workflows` limit is 409 limit_exceeded (GET /v1/workspace); an id the workspace already has is 409 workflow_exists.
      */
     post: operations['createWorkflow'];
     delete?: never;
@@ -124,7 +124,7 @@ export interface paths {
     get: operations['getWorkflow'];
     /**
      * Save a new version of a workflow
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer): step ids are unique; every JSONata expression (`if`, `when`) and every `{{ }}` template parses, and refers only to steps that come earlier; `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has no more steps than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). The body's `id`, when given, must be the URL's (400 invalid_definition).
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). The body's `id`, when given, must be the URL's (400 invalid_definition).
      */
     put: operations['saveWorkflowVersion'];
     post?: never;
@@ -3141,18 +3141,22 @@ export interface operations {
       };
       /**
        * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
-       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
-       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) or a `{{ }}` template (in a step or the definition's `output`) does not parse.
+       *     - `invalid_definition`: An expression or template reads a step it cannot see: one that does not exist or does not come earlier, a step inside a container from outside it, a step of another branch or case, or a container from inside it.
        *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
        *     - `invalid_definition`: A template `{{ }}` is empty.
        *     - `invalid_definition`: A string that uses a secret holds other templates too.
-       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: Two steps share an id (step ids are unique in the whole definition, nested steps included), or two branches of a parallel step, or two cases of a switch.
+       *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
+       *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
+       *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
-       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
+       *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
        */
       400: {
@@ -3975,18 +3979,22 @@ export interface operations {
       };
       /**
        * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
-       *     - `invalid_definition`: A JSONata expression (`if`, `when`) or a `{{ }}` template does not parse.
-       *     - `invalid_definition`: An expression or template reads the output of a step that does not come earlier.
+       *     - `invalid_definition`: A JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) or a `{{ }}` template (in a step or the definition's `output`) does not parse.
+       *     - `invalid_definition`: An expression or template reads a step it cannot see: one that does not exist or does not come earlier, a step inside a container from outside it, a step of another branch or case, or a container from inside it.
        *     - `invalid_definition`: An expression reads secrets, or a template mixes a secret with other values or does not name one secret.
        *     - `invalid_definition`: A template `{{ }}` is empty.
        *     - `invalid_definition`: A string that uses a secret holds other templates too.
-       *     - `invalid_definition`: Two steps share an id.
+       *     - `invalid_definition`: Two steps share an id (step ids are unique in the whole definition, nested steps included), or two branches of a parallel step, or two cases of a switch.
+       *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
+       *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
+       *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
-       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit (200 by default; the schema's 500 is the most any workspace can allow).
+       *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
+       *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
        *     - `invalid_definition`: The body's `id` is not the URL's (it may be left out).
        */
@@ -6626,6 +6634,8 @@ export interface operations {
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
+          /** @description A step waiting inside a container: which run, by the run keys of its containers joined by "/" ("3", "crm/0"). May be left out when one run of the step waits. */
+          run?: string;
         };
       };
     };
@@ -6987,6 +6997,8 @@ export interface operations {
         'application/json': {
           /** @description Kept in the step output. */
           comment?: string;
+          /** @description A step waiting inside a container: which run, by the run keys of its containers joined by "/" ("3", "crm/0"). May be left out when one run of the step waits. */
+          run?: string;
         };
       };
     };
