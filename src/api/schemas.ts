@@ -68,12 +68,9 @@ const errorViewSchema = z
     }),
     code: z.string(),
     message: z.string(),
-    details: z
-      .array(z.unknown())
-      .optional()
-      .meta({
-        description: "child_failed: the child execution's error ({execution_id, step, path, code, message}).",
-      }),
+    details: z.array(z.unknown()).optional().meta({
+      description: "child_failed: the child execution's error ({execution_id, step, path, code, message}).",
+    }),
   })
   .meta({ id: 'ExecutionError' });
 
@@ -88,13 +85,9 @@ export const executionSummarySchema = z
         .enum(['api', 'webhook', 'schedule', 'workflow'])
         .meta({ description: '`workflow`: a child execution, started by a workflow step of its parent.' }),
     }),
-    parent: z
-      .object({ execution_id: z.string(), step: z.string() })
-      .nullable()
-      .meta({
-        description:
-          'A child execution: the execution and the workflow step that started it; null otherwise.',
-      }),
+    parent: z.object({ execution_id: z.string(), step: z.string() }).nullable().meta({
+      description: 'A child execution: the execution and the workflow step that started it; null otherwise.',
+    }),
     started_at: timestamp,
     finished_at: timestamp.nullable(),
     duration_ms: z.number().int().meta({ description: 'Counts to now while the execution runs.' }),
