@@ -122,6 +122,18 @@ export interface BenchReport {
       unexpected_events?: number;
     };
   };
+  large_map?: {
+    items: number;
+    concurrency: number;
+    outputs: number;
+    duration_ms: number;
+    chunks: number;
+    execution_history_events: number;
+    execution_history_bytes: number;
+    largest_history_events: number;
+    largest_history_bytes: number;
+    read_latency_ms: Percentiles;
+  };
   isolation?: {
     runs?: number;
     loops?: number;
@@ -363,6 +375,25 @@ export function reportRows(report: BenchReport): ReportRow[] {
           { metric: 'latency p50 (ms)', switchyard: formatFigure(latency.delivery_latency_ms.p50) },
           { metric: 'latency p99 (ms)', switchyard: formatFigure(latency.delivery_latency_ms.p99) },
           duplicatesAndMissing(latency.duplicates, latency.missing),
+        ],
+      ),
+    );
+
+  const largeMap = report.large_map;
+  if (largeMap)
+    rows.push(
+      ...scenario(
+        `A map over ${count(largeMap.items)} items (two rules steps each), in ${count(largeMap.chunks)} chunks`,
+        `1 run, ${atOnce(largeMap.concurrency)}`,
+        [
+          { metric: 'trigger to closed (s)', switchyard: formatFigure(largeMap.duration_ms / 1000) },
+          { metric: 'largest history: events', switchyard: formatFigure(largeMap.largest_history_events) },
+          {
+            metric: 'largest history: MB',
+            switchyard: formatFigure(largeMap.largest_history_bytes / (1024 * 1024)),
+          },
+          { metric: 'GET the execution p50 (ms)', switchyard: formatFigure(largeMap.read_latency_ms.p50) },
+          { metric: 'GET the execution p99 (ms)', switchyard: formatFigure(largeMap.read_latency_ms.p99) },
         ],
       ),
     );

@@ -27,6 +27,7 @@ import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFairness } from './scenarios/fairness';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchIsolation } from './scenarios/isolation';
+import { benchLargeMap } from './scenarios/large-map';
 import { benchOnboard, onboardSettingsFromEnv } from './scenarios/onboard';
 import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
@@ -86,6 +87,7 @@ const STACK_SCENARIOS = [
   'webhooks',
   'isolation',
   'fairness',
+  'large_map',
 ] as const;
 const SCENARIOS = ['onboard', ...STACK_SCENARIOS] as const;
 /**
@@ -116,6 +118,7 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
     ...(selected.has('fairness') ? { fairness: await benchFairness(ctx) } : {}),
+    ...(selected.has('large_map') ? { large_map: await benchLargeMap(ctx) } : {}),
     ...(selected.has('console_execution')
       ? {
           console_execution: await benchConsoleExecution(
