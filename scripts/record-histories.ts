@@ -11,6 +11,7 @@
  * Histories are added, never replaced: the old ones stand for runs that may still be in flight. A case
  * whose file exists is written as `<case>-<commit>.json`; one this commit recorded already is left as it is.
  */
+import { temporal } from '@temporalio/proto';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -80,6 +81,7 @@ const GROUPS: Group[] = [
   { name: 'webhooks', record: recordWebhooks },
   { name: 'outbox', record: recordUnrecordedDelivery },
   { name: 'deferral', record: recordDeferrals },
+  { name: 'composition', record: recordComposition },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -520,6 +522,144 @@ async function recordUnrecordedDelivery(stack: Stack): Promise<Recorded[]> {
 }
 
 /** Each case's workflow created, triggered and followed to its end; its history captured. */
+/** Steps that hold steps (docs/definitions.md#composition): each container kind, a large map's chunk, a child execution. */
+async function recordComposition(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  const child = await createWorkflow(
+    stack.api,
+    definition([rulesStep('bill', [{ when: 'true', output: '{{ input.customer & " billed" }}' }])]),
+  );
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-parallel',
+      covers:
+        'a parallel step: a connector branch and a rules branch at once, then a step reading its output',
+      steps: [
+        {
+          id: 'enrich',
+          kind: 'parallel',
+          branches: [
+            { id: 'crm', steps: [httpStep('crm_get', { method: 'GET', url: `${url}/crm` })] },
+            { id: 'score', steps: [rulesStep('score_it', [{ when: 'true', output: 42 }])] },
+          ],
+        } as unknown as StepSpec,
+        rulesStep('after', [{ when: 'true', output: '{{ steps.enrich.output.score }}' }]),
+      ],
+      status: 'success',
+    },
+    {
+      name: 'execution-map-inline',
+      covers: 'a map over 3 items, 2 at once, each running a rules step with item and index',
+      steps: [
+        {
+          id: 'double',
+          kind: 'map',
+          items: 'input.numbers',
+          concurrency: 2,
+          steps: [rulesStep('times_two', [{ when: 'true', output: '{{ item * 2 + index }}' }])],
+        } as unknown as StepSpec,
+      ],
+      input: { numbers: [1, 2, 3] },
+      status: 'success',
+    },
+    {
+      name: 'execution-switch-loop',
+      covers: 'a switch choosing a case, then a loop of three iterations ended by until',
+      steps: [
+        {
+          id: 'by_plan',
+          kind: 'switch',
+          cases: [
+            {
+              id: 'gold',
+              when: "input.plan = 'pro'",
+              steps: [rulesStep('g', [{ when: 'true', output: 1 }])],
+            },
+          ],
+          default: [rulesStep('d', [{ when: 'true', output: 0 }])],
+        } as unknown as StepSpec,
+        {
+          id: 'count',
+          kind: 'loop',
+          max_iterations: 10,
+          until: 'steps.tick.output >= 3',
+          steps: [rulesStep('tick', [{ when: 'true', output: '{{ iteration + 1 }}' }])],
+        } as unknown as StepSpec,
+      ],
+      input: { plan: 'pro' },
+      status: 'success',
+    },
+    {
+      name: 'execution-map-item-failed',
+      covers: 'a map whose second item fails a rule: the execution fails with the path of the item',
+      steps: [
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.list',
+          steps: [
+            rulesStep('check', [{ when: 'item = 2', action: 'fail', message: 'two' }], { default: 'ok' }),
+          ],
+        } as unknown as StepSpec,
+      ],
+      input: { list: [1, 2, 3] },
+      status: 'failed',
+    },
+    {
+      name: 'execution-workflow-step',
+      covers: 'a workflow step starting another workflow as a child execution and waiting for its output',
+      steps: [
+        {
+          id: 'call',
+          kind: 'workflow',
+          workflow: child,
+          input: { customer: '{{ input.name }}' },
+        } as unknown as StepSpec,
+      ],
+      input: { name: 'Ada' },
+      status: 'success',
+    },
+    {
+      name: 'execution-map-chunked',
+      covers: 'a map over 150 items: two chunks of 100, each a child workflow (map_chunk)',
+      steps: [
+        {
+          id: 'square',
+          kind: 'map',
+          items: 'input.numbers',
+          concurrency: 2,
+          steps: [rulesStep('sq', [{ when: 'true', output: '{{ item * item }}' }])],
+        } as unknown as StepSpec,
+      ],
+      input: { numbers: Array.from({ length: 150 }, (_, i) => i) },
+      status: 'success',
+    },
+  ]);
+  // The children of the last two cases: the child execution, and a chunk of the large map.
+  const children: Recorded[] = [];
+  for (const [parent, name, covers] of [
+    [
+      'execution-workflow-step',
+      'execution-child',
+      'the child execution a workflow step started (trigger type workflow, with its parent)',
+    ],
+    ['execution-map-chunked', 'map-chunk', 'one chunk of a large map: 100 items run one after another'],
+  ] as const) {
+    const history = recorded.find((r) => r.name === parent)!.history;
+    const started = (history.events ?? []).find(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
+    );
+    const execution = started!.childWorkflowExecutionStartedEventAttributes!.workflowExecution!;
+    await stack.client.workflow.getHandle(execution.workflowId!, execution.runId!).result();
+    children.push({
+      name,
+      covers,
+      history: await stack.client.workflow.getHandle(execution.workflowId!, execution.runId!).fetchHistory(),
+    });
+  }
+  return [...recorded, ...children];
+}
+
 async function recordCases(stack: Stack, cases: ExecutionCase[]): Promise<Recorded[]> {
   const recorded: Recorded[] = [];
   for (const c of cases) {
