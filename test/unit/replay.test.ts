@@ -21,7 +21,9 @@ const manifest = path.join(replayDir, 'README.md');
 const dataConverter = dataConverterOf(payloadCodecsOf([{ id: 'replay', key: randomBytes(32) }]));
 
 interface HistoryJson {
-  events: { workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string } } }[];
+  events: {
+    workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string }; workflowId?: string };
+  }[];
 }
 
 function readHistory(file: string): HistoryJson {
@@ -66,6 +68,9 @@ describe('the replay corpus', () => {
     const workflowType =
       history.events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
     const name = file.replace(/\.json$/, '');
+    // The run's own workflow id where the history has it (what a worker replays with): workflow code may
+    // name children after it (a large map's chunks). Older histories lack it; any id does for them.
+    const workflowId = history.events[0]?.workflowExecutionStartedEventAttributes?.workflowId || name;
     it(`replays ${name} (${workflowType} workflow)`, async () => {
       expect(fs.existsSync(workflowBundlePath), `${workflowBundlePath} (npm run build writes it)`).to.equal(
         true,
@@ -75,7 +80,7 @@ describe('the replay corpus', () => {
         await Worker.runReplayHistory(
           { workflowBundle: { codePath: workflowBundlePath }, dataConverter },
           history,
-          name,
+          workflowId,
         );
       } catch (error) {
         throw new Error(replayFailure(file, workflowType, error), { cause: error });
