@@ -174,6 +174,13 @@ export interface ControlRequest {
   path?: RunPath;
 }
 
+/** Which evaluation a ControlResult answers: its purpose, the container's id, the container's run path. */
+export interface ControlSubject {
+  purpose: ControlRequest['purpose'];
+  step?: string;
+  path?: RunPath;
+}
+
 /** A container's control fields: everything but the step lists. */
 export type ControlStep =
   | (Omit<Extract<ContainerStep, { kind: 'parallel' }>, 'branches'> & { branches: { id: string }[] })
@@ -189,6 +196,12 @@ export type ControlStep =
 export interface ControlResult {
   /** When the evaluation began (the container's start). */
   at: string;
+  /**
+   * What was evaluated, echoed from the request: a local activity's marker in history keeps its result only,
+   * and reads (src/executions/container-views.ts) need to know which container, in which run, it is about.
+   * Absent in results recorded before it existed.
+   */
+  of?: ControlSubject;
   /** The container's `if` did not hold: it is skipped. */
   skip?: true;
   /** An expression failed, or a map's items are not an array or too many: the container fails with it. */

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { workflowIdSchema } from '../../core/definitions/schema';
 import { listExecutions } from '../executions/list';
 import { readExecution } from '../executions/read';
-import { EXECUTION_STATUSES } from '../executions/views';
+import { EXECUTION_STATUSES, RUN_STATUSES } from '../executions/views';
+import { listStepRuns } from '../executions/runs';
 import { cancelExecution } from '../executions/cancel';
 import { decideApproval } from '../executions/decide';
 import { retryExecution } from '../executions/retry';
@@ -19,6 +20,8 @@ import {
   executionSummarySchema,
   pageExample,
   stepExample,
+  stepRunExample,
+  stepRunSchema,
   stepViewSchema,
 } from './schemas';
 
@@ -132,6 +135,42 @@ export function executionRoutes(): AnyRoute[] {
       handler: async ({ services, auth, params }) => ({
         status: 200,
         body: await readExecution(services, auth.workspaceId, params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/executions/{id}/steps/{step_id}/runs',
+      operationId: 'listStepRuns',
+      summary: 'List the runs of a container step',
+      description:
+        'Every run of a parallel, map, switch or loop step, in order (branches as defined, items by index, ' +
+        'iterations by number); the execution shows the first 20 of them. A container inside another ' +
+        "container's runs has runs in each of them: all are listed, each with its `path`. " +
+        'An unknown step, or a step that holds no steps, is 404 `step_not_found`.',
+      tag: 'Executions',
+      auth: 'read',
+      params: stepParams,
+      query: z.strictObject({
+        status: z.enum(RUN_STATUSES).optional().meta({ description: 'Only runs with this status.' }),
+        limit: limitParam,
+        cursor: cursorParam,
+      }),
+      responses: {
+        200: {
+          description: 'A page of runs',
+          schema: paginated(stepRunSchema, 'StepRunList'),
+          example: pageExample(stepRunExample),
+        },
+      },
+      errors: [400, 404],
+      semanticErrors: [LIST_CURSOR],
+      handler: async ({ services, auth, params, query }) => ({
+        status: 200,
+        body: await listStepRuns(
+          services,
+          { workspaceId: auth.workspaceId, executionId: params.id, stepId: params.step_id },
+          query,
+        ),
       }),
     }),
     defineRoute({

@@ -2,7 +2,13 @@
 import { z } from 'zod';
 import { EVENT_KINDS, type EventPayload } from '../../core/event-types';
 import { ERROR_CODES, limitExceeded } from '../../platform/errors';
-import { EXECUTION_STATUSES, STALLED_REASONS, STEP_STATUSES } from '../executions/views';
+import {
+  EXECUTION_STATUSES,
+  RUN_STATUSES,
+  RUNS_SHOWN,
+  STALLED_REASONS,
+  STEP_STATUSES,
+} from '../executions/views';
 import { LIMIT_UNITS, type CountedLimit } from '../../core/workspace-limits';
 import type { ErrorExample } from './route';
 
@@ -99,7 +105,7 @@ export const stepViewSchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    kind: z.enum(['trigger', 'rules', 'connector', 'ai', 'approval']),
+    kind: z.enum(['trigger', 'rules', 'connector', 'ai', 'approval', 'parallel', 'map', 'switch', 'loop']),
     status: z.enum(STEP_STATUSES),
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
@@ -109,8 +115,45 @@ export const stepViewSchema = z
     output: z.unknown(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     next_attempt_at: timestamp.optional().meta({ description: 'When a failed attempt will be tried again.' }),
+    runs_total: z.number().int().optional().meta({
+      description:
+        'A container step (parallel, map, switch, loop): how many runs it has (a map: one per item).',
+    }),
+    get runs(): z.ZodOptional<z.ZodArray<typeof stepRunSchema>> {
+      return z
+        .array(stepRunSchema)
+        .optional()
+        .meta({
+          description: `A container step: its first ${RUNS_SHOWN} runs in order; GET /v1/executions/{id}/steps/{step_id}/runs pages through all of them.`,
+        });
+    },
   })
   .meta({ id: 'Step' });
+
+export const stepRunSchema = z
+  .object({
+    key: z.string().meta({
+      description:
+        'The branch id, the item index ("3"), the case id ("default" for the default steps), or the iteration ("0").',
+    }),
+    path: z.array(z.string()).meta({
+      description:
+        'The containers around the run, each followed by its run key, ending with this container and `key`.',
+    }),
+    status: z.enum(RUN_STATUSES).meta({
+      description:
+        '`pending`: a map item not started yet (`concurrency` run at once); `canceled` once its map ended without starting it.',
+    }),
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    get steps(): z.ZodArray<typeof stepViewSchema> {
+      return z.array(stepViewSchema).meta({
+        description:
+          "The run's steps that have started or were skipped, in order (none before the run starts).",
+      });
+    },
+  })
+  .meta({ id: 'StepRun' });
 
 export const stalledSchema = z
   .object({
@@ -174,6 +217,30 @@ const approvalStepExample = {
   error: null,
 };
 export { approvalStepExample as stepExample };
+
+/** One item of a map step (docs/api.md#steps-that-hold-steps). */
+export const stepRunExample = {
+  key: '3',
+  path: ['notify_all', '3'],
+  status: 'success',
+  started_at: '2026-11-21T09:30:02.118Z',
+  finished_at: '2026-11-21T09:30:02.391Z',
+  steps: [
+    {
+      id: 'send',
+      name: 'send',
+      kind: 'connector',
+      status: 'success',
+      started_at: '2026-11-21T09:30:02.118Z',
+      finished_at: '2026-11-21T09:30:02.391Z',
+      duration_ms: 273,
+      attempts: 1,
+      input: { method: 'POST', url: 'https://mail.example/send', body: { to: 'grace@example.com', n: 3 } },
+      output: { status: 202, headers: { 'content-type': 'application/json' }, body: { queued: true } },
+      error: null,
+    },
+  ],
+};
 
 export const executionSummaryExample = {
   execution_id: EXAMPLE_EXECUTION_ID,

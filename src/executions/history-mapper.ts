@@ -10,17 +10,20 @@
  *  - a rules step's input (the data it read) is derived from the context, as the worker saw it;
  *  - whether the run is stuck on a failing workflow task (src/executions/stalled.ts).
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
+ * Steps inside containers carry their run path; a container's entry and each loop iteration's `until` are
+ * `evaluate_control` markers (the step lists and runs: step-lists.ts).
  */
 import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { Step } from '../../core/definitions/schema';
 import {
   DECIDE_UPDATE,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
+  type ControlResult,
   type ExecutionInput,
   type ExpressionContext,
+  type RunPath,
   type StepBatchResult,
   type StepRecord,
 } from '../../core/execution-types';
@@ -28,6 +31,7 @@ import type { ExecutionError } from '../../core/error-detail';
 import {
   durationMs,
   errorViewOf,
+  RUNS_SHOWN,
   type ErrorView,
   type ExecutionStatus,
   type ExecutionView,
@@ -37,7 +41,8 @@ import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from '
 import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
-import { rulesStepInput } from './rules-input';
+import { stepKey, type Close, type RetryActivity } from './step-views';
+import { mapList, topListFrame, type ContainerControls, type ListSources } from './step-lists';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -45,9 +50,10 @@ type Failure = temporal.api.failure.v1.IFailure | null | undefined;
 type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
 const EventType = temporal.api.enums.v1.EventType;
 
-/** Marker name of local activities (Temporal's core SDK) and the activity type that runs steps. */
+/** Marker name of local activities (Temporal's core SDK), the activity that runs steps, the one that steers containers. */
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 const STEP_BATCH_ACTIVITY = 'run_steps';
+const CONTROL_ACTIVITY = 'evaluate_control';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -59,23 +65,6 @@ export interface HistorySource {
   pendingWorkflowTask?: StalledSource['pendingWorkflowTask'];
   versioningInfo?: StalledSource['versioningInfo'];
   now?: Date;
-}
-
-/** The activity that takes over a connector or ai step after its first attempt. */
-interface RetryActivity {
-  attempts: number;
-  state: 'running' | 'success' | 'failed' | 'canceled';
-  finishedAt: Date | null;
-  output: unknown;
-  error: { code: string; message: string } | null;
-}
-
-interface Close {
-  status: ClosedStatus;
-  at: Date;
-  error: ErrorView | null;
-  /** A completed run's result (ExecutionResult): its `output`, when the run recorded one. */
-  result?: { output?: unknown };
 }
 
 export function firstPayload(payloads: Payloads): unknown {
@@ -142,21 +131,39 @@ export function describeFailure(failure: Failure): { code: string; message: stri
   return { code: 'step_failed', message: failureMessage(failure) ?? 'The step failed.' };
 }
 
+/** The execution as `GET /v1/executions/{id}` shows it: each container with its first RUNS_SHOWN runs. */
 export function mapExecution(executionId: string, source: HistorySource): ExecutionView {
+  const view = mapExecutionWithAllRuns(executionId, source);
+  return { ...view, steps: view.steps.map(withFirstRuns) };
+}
+
+/** A step view whose runs (and theirs, all the way down) are cut to the first RUNS_SHOWN. */
+export function withFirstRuns(view: StepView): StepView {
+  if (!view.runs) return view;
+  const runs = view.runs.slice(0, RUNS_SHOWN).map((run) => ({ ...run, steps: run.steps.map(withFirstRuns) }));
+  return { ...view, runs };
+}
+
+/** What the run was started with: the definition snapshot, the trigger, the input (and a retry's resume point). */
+export function executionInputOf(executionId: string, source: Pick<HistorySource, 'events'>): ExecutionInput {
+  const started = source.events[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) throw new Error(`History of ${executionId} does not start with WorkflowExecutionStarted`);
+  return firstPayload(started.input) as ExecutionInput;
+}
+
+/** The execution with every run of every container (the runs list pages through them: runs.ts). */
+export function mapExecutionWithAllRuns(executionId: string, source: HistorySource): ExecutionView {
   const now = source.now ?? new Date();
-  const [first] = source.events;
-  const started = first?.workflowExecutionStartedEventAttributes;
-  if (!first || !started)
-    throw new Error(`History of ${executionId} does not start with WorkflowExecutionStarted`);
-  const input = firstPayload(started.input) as ExecutionInput;
-  const startedAt = eventDate(first);
+  const input = executionInputOf(executionId, source);
+  const startedAt = eventDate(source.events[0]!);
 
   const records = new Map<string, StepRecord>();
   for (const record of input.resume?.records ?? []) records.set(record.id, record);
+  const controls = new Map<string, ContainerControls>();
+  const startedRuns = new Set<string>();
   const retries = new Map<string, RetryActivity>();
   const byScheduledId = new Map<string, RetryActivity>();
-  const decisionSteps = new Map<string, string>();
-  const decisions = new Map<string, ApprovalDecision>();
+  const decisions = new DecisionLedger();
   let lastTaskStarted = startedAt;
   let close: Close | undefined;
   /** Ends the attempts of the activity that event `scheduledEventId` scheduled, as `event` says. */
@@ -173,7 +180,17 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     const id = String(event.eventId);
     switch (event.eventType) {
       case EventType.EVENT_TYPE_MARKER_RECORDED: {
-        for (const record of batchRecords(event)) records.set(record.id, record);
+        const marker = localActivityResult(event);
+        if (marker?.type === STEP_BATCH_ACTIVITY) {
+          for (const record of (marker.result as StepBatchResult | undefined)?.records ?? []) {
+            const key = stepKey(record.path ?? [], record.id);
+            records.set(key, record);
+            if (record.path) markStarted(startedRuns, record.path);
+            if (record.status === 'waiting') decisions.waiting(key, record);
+          }
+        } else if (marker?.type === CONTROL_ACTIVITY) {
+          addControl(controls, startedRuns, marker.result as ControlResult | undefined);
+        }
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
@@ -228,15 +245,14 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
         const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
         if (request?.input && request.input.name === DECIDE_UPDATE) {
           const args = firstPayload(request.input.args) as ApprovalDecisionRequest | undefined;
-          if (args) decisionSteps.set(request.meta?.updateId ?? '', args.step);
+          if (args) decisions.accepted(request.meta?.updateId ?? '', args);
         }
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED: {
         const attrs = event.workflowExecutionUpdateCompletedEventAttributes;
-        const step = decisionSteps.get(attrs?.meta?.updateId ?? '');
         const decision = firstPayload(attrs?.outcome?.success) as ApprovalDecision | undefined;
-        if (step && decision) decisions.set(step, decision);
+        decisions.completed(attrs?.meta?.updateId ?? '', decision);
         break;
       }
       default:
@@ -250,11 +266,27 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
     retry.attempts = pending.attempt ?? retry.attempts;
     if (pending.lastFailure) retry.error = describeFailure(pending.lastFailure);
     const next = optionalTsToDate(pending.nextAttemptScheduleTime);
-    if (next) Object.assign(retry, { nextAttemptAt: next });
+    if (next) retry.nextAttemptAt = next;
   }
 
   const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
-  const steps = mapSteps(input, records, { retries, decisions, close, lastTaskStarted, now });
+  const sources: ListSources = {
+    records,
+    retries,
+    decisions: decisions.byStep,
+    controls,
+    startedRuns,
+    close,
+    lastTaskStarted,
+    now,
+  };
+  // The context as the worker saw it, step by step (a rules step's input is derived from it).
+  const context: ExpressionContext = {
+    input: input.input,
+    steps: {},
+    execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
+  };
+  const steps = mapList(input.workflow.definition.steps, topListFrame(context), sources);
   return {
     execution_id: executionId,
     workflow: input.workflow.id,
@@ -281,21 +313,80 @@ function outputOf(close: Close, steps: StepView[]): unknown {
   return steps.findLast((step) => step.status === 'success')?.output ?? null;
 }
 
-/** The step records a `run_steps` marker carries (none for other markers). */
-function batchRecords(event: HistoryEvent): StepRecord[] {
+/** Notes that the runs along `path` (each container's run key and the containers around it) have started. */
+function markStarted(startedRuns: Set<string>, path: RunPath): void {
+  for (let end = 2; end <= path.length; end += 2) startedRuns.add(path.slice(0, end).join('/'));
+}
+
+/** Files an `evaluate_control` result under its container: a container's entry, or a loop iteration's `until`. */
+function addControl(
+  controls: Map<string, ContainerControls>,
+  startedRuns: Set<string>,
+  result: ControlResult | undefined,
+): void {
+  const subject = result?.of;
+  if (!result || !subject?.step) return;
+  const path = subject.path ?? [];
+  markStarted(startedRuns, path);
+  // An entry is asked in the list around the container; an `until` in the iteration's own run.
+  const key = subject.purpose === 'until' ? path.join('/') : stepKey(path, subject.step);
+  const container = key.slice(0, subject.purpose === 'until' ? key.lastIndexOf('/') : undefined);
+  let entry = controls.get(container);
+  if (!entry) controls.set(container, (entry = { until: [] }));
+  if (subject.purpose === 'enter') entry.enter = result;
+  else if (subject.purpose === 'until') entry.until[Number(path[path.length - 1])] = result;
+}
+
+/**
+ * Decisions on approvals, by the waiting step's key. A `decide` Update names the step, and its run (the run
+ * keys of its containers, "3" or "crm/0") unless one run of that step waited: it decides that run.
+ */
+class DecisionLedger {
+  readonly byStep = new Map<string, ApprovalDecision>();
+  private readonly waitingByStep = new Map<string, { key: string; runKey: string }[]>();
+  /** Accepted Updates not completed yet: the step key each decides. */
+  private readonly updates = new Map<string, string>();
+
+  /** A record of an approval step now waiting. */
+  waiting(key: string, record: StepRecord): void {
+    const runKey = (record.path ?? []).filter((_, i) => i % 2 === 1).join('/');
+    const list = this.waitingByStep.get(record.id) ?? [];
+    list.push({ key, runKey });
+    this.waitingByStep.set(record.id, list);
+  }
+
+  accepted(updateId: string, request: ApprovalDecisionRequest): void {
+    const waiting = (this.waitingByStep.get(request.step) ?? []).filter(
+      (entry) => !this.byStep.has(entry.key) && ![...this.updates.values()].includes(entry.key),
+    );
+    const match =
+      request.run === undefined ? waiting[0] : waiting.find((entry) => entry.runKey === request.run);
+    this.updates.set(updateId, match?.key ?? request.step);
+  }
+
+  /** An Update completed: with the decision, or refused by the workflow (the step still waits). */
+  completed(updateId: string, decision: ApprovalDecision | undefined): void {
+    const key = this.updates.get(updateId);
+    this.updates.delete(updateId);
+    if (key !== undefined && decision) this.byStep.set(key, decision);
+  }
+}
+
+/** A local activity's marker: its activity type and its result (the marker keeps no input). */
+function localActivityResult(event: HistoryEvent): { type: string; result: unknown } | undefined {
   const attrs = event.markerRecordedEventAttributes;
-  if (attrs?.markerName !== LOCAL_ACTIVITY_MARKER || attrs.failure) return [];
+  if (attrs?.markerName !== LOCAL_ACTIVITY_MARKER || attrs.failure) return undefined;
   const data = attrs.details?.['data']?.payloads?.[0]?.data;
-  if (!data) return [];
+  if (!data) return undefined;
   let marker: { activity_type?: string };
   try {
     marker = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string };
   } catch {
-    return [];
+    return undefined;
   }
-  if (marker.activity_type !== STEP_BATCH_ACTIVITY) return [];
-  const result = firstPayload(attrs.details?.['result']) as StepBatchResult | undefined;
-  return result?.records ?? [];
+  if (marker.activity_type !== STEP_BATCH_ACTIVITY && marker.activity_type !== CONTROL_ACTIVITY)
+    return undefined;
+  return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };
 }
 
 function closeOf(event: HistoryEvent): Close | undefined {
@@ -344,174 +435,4 @@ function triggerStep(input: ExecutionInput, at: Date): StepView {
     output: validated,
     error: null,
   };
-}
-
-interface StepSources {
-  retries: Map<string, RetryActivity & { nextAttemptAt?: Date }>;
-  decisions: Map<string, ApprovalDecision>;
-  close: Close | undefined;
-  /** When the current workflow task started: a running batch's first step started about then. */
-  lastTaskStarted: Date;
-  now: Date;
-}
-
-function mapSteps(input: ExecutionInput, records: Map<string, StepRecord>, sources: StepSources): StepView[] {
-  const { close } = sources;
-  // The context as the worker saw it, step by step (a rules step's input is derived from it).
-  const context: ExpressionContext = {
-    input: input.input,
-    steps: {},
-    execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
-  };
-  const views: StepView[] = [];
-  // Whether some step is still open (waiting, retrying): then the run is not inside a batch.
-  let open = false;
-  let reachedAll = true;
-  for (const step of input.workflow.definition.steps) {
-    const record = records.get(step.id);
-    if (!record) {
-      reachedAll = false;
-      break;
-    }
-    const view = stepView(step, record, context, sources);
-    if (view.status === 'running' || view.status === 'waiting') open = true;
-    views.push(view);
-    if (view.status === 'success' || view.status === 'skipped')
-      context.steps[step.id] = { status: view.status, output: view.output };
-  }
-  if (reachedAll) return views;
-  const next = input.workflow.definition.steps[views.length]!;
-  if (close?.status === 'success') {
-    // After a rules `stop`: every step left was skipped.
-    for (const step of input.workflow.definition.steps.slice(views.length))
-      views.push(emptyStep(step, 'skipped'));
-  } else if (!open && !views.some((view) => view.status === 'failed')) {
-    // The run is inside the batch that starts here (or was, when it closed).
-    const view = emptyStep(next, close ? (close.error?.step === next.id ? 'failed' : 'canceled') : 'running');
-    view.started_at = sources.lastTaskStarted.toISOString();
-    if (close) {
-      view.finished_at = close.at.toISOString();
-      if (view.status === 'failed' && close.error)
-        view.error = { code: close.error.code, message: close.error.message };
-    }
-    view.duration_ms = durationMs(sources.lastTaskStarted, close?.at, sources.now);
-    views.push(view);
-  }
-  return views;
-}
-
-function emptyStep(step: Step, status: StepView['status']): StepView {
-  return {
-    id: step.id,
-    name: step.name ?? step.id,
-    kind: step.kind,
-    status,
-    started_at: null,
-    finished_at: null,
-    duration_ms: null,
-    attempts: 0,
-    input: null,
-    output: null,
-    error: null,
-  };
-}
-
-function stepView(
-  step: Step,
-  record: StepRecord,
-  context: ExpressionContext,
-  sources: StepSources,
-): StepView {
-  const { close, now } = sources;
-  const view: StepView = {
-    id: step.id,
-    name: step.name ?? step.id,
-    kind: step.kind,
-    status: record.status,
-    started_at: record.started_at,
-    finished_at: record.finished_at,
-    duration_ms: null,
-    attempts: record.attempts,
-    input:
-      record.input !== undefined
-        ? record.input
-        : step.kind === 'rules' && record.status !== 'skipped'
-          ? rulesStepInput(step, context)
-          : null,
-    output: record.output ?? null,
-    error: record.error,
-  };
-  if (record.status === 'skipped') view.input = null;
-  if (record.status === 'waiting') approvalOutcome(step, view, sources.decisions.get(step.id), close);
-  else if (record.status === 'running') retryOutcome(view, record, sources.retries.get(step.id), close);
-  else if (record.status === 'failed' && close?.error?.step === step.id)
-    view.error = { code: close.error.code, message: close.error.message };
-  if (view.started_at)
-    view.duration_ms = durationMs(
-      new Date(view.started_at),
-      view.finished_at ? new Date(view.finished_at) : null,
-      now,
-    );
-  return view;
-}
-
-/**
- * An approval: waiting since its record; the decision (output, end time) comes from the `decide`
- * Update; without one it waits, or it timed out, or the run was cut short.
- */
-function approvalOutcome(
-  step: Step,
-  view: StepView,
-  decision: ApprovalDecision | undefined,
-  close: Close | undefined,
-): void {
-  const failedHere =
-    close?.error?.step === step.id ? { code: close.error.code, message: close.error.message } : null;
-  if (decision) {
-    view.status = decision.decision === 'approved' ? 'success' : 'failed';
-    view.finished_at = decision.decided_at;
-    view.output = decision;
-    if (view.status === 'failed')
-      view.error = failedHere ?? { code: 'approval_rejected', message: 'The approval was rejected.' };
-  } else if (failedHere) {
-    view.status = 'failed';
-    view.finished_at = close!.at.toISOString();
-    view.error = failedHere;
-  } else if (close) {
-    view.status = 'canceled';
-    view.finished_at = close.at.toISOString();
-  }
-}
-
-/** A connector or ai step whose first attempt failed: the activity with its attempts left, if any yet. */
-function retryOutcome(
-  view: StepView,
-  record: StepRecord,
-  retry: (RetryActivity & { nextAttemptAt?: Date }) | undefined,
-  close: Close | undefined,
-): void {
-  if (record.next_attempt_at) view.next_attempt_at = record.next_attempt_at;
-  if (retry) {
-    view.attempts = record.attempts + retry.attempts;
-    if (retry.error) view.error = retry.error;
-    if (retry.nextAttemptAt) view.next_attempt_at = retry.nextAttemptAt.toISOString();
-    else if (retry.attempts > 0) delete view.next_attempt_at;
-    if (retry.state !== 'running') {
-      view.status = retry.state;
-      view.finished_at = retry.finishedAt?.toISOString() ?? null;
-      delete view.next_attempt_at;
-      if (retry.state === 'success') {
-        view.output = retry.output;
-        view.error = null;
-      }
-    }
-  }
-  if (view.status === 'running' && close) {
-    // The run closed while the step was still being retried (canceled, terminated, timed out).
-    view.status = close.error?.step === view.id ? 'failed' : 'canceled';
-    view.finished_at = close.at.toISOString();
-    delete view.next_attempt_at;
-    if (view.status === 'failed' && close.error)
-      view.error = { code: close.error.code, message: close.error.message };
-  }
 }

@@ -7,7 +7,7 @@
  */
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
-import { decodeFailure, decodeHistory, mapExecution } from './history-mapper';
+import { decodeFailure, decodeHistory, mapExecution, type HistorySource } from './history-mapper';
 import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { executionNotFound, locateExecution } from './locate';
 import type { ExecutionView } from './views';
@@ -20,6 +20,15 @@ export async function readExecution(
   workspaceId: string,
   executionId: string,
 ): Promise<ExecutionView> {
+  return mapExecution(executionId, await readExecutionHistory(services, workspaceId, executionId));
+}
+
+/** What an execution is read from: its history and what describe tells of the open run. */
+export async function readExecutionHistory(
+  services: Services,
+  workspaceId: string,
+  executionId: string,
+): Promise<HistorySource> {
   // Ownership first: describe is one small call, and answers 404 for other workspaces' ids.
   const { description } = await locateExecution(services, workspaceId, executionId);
   const { client, connection } = services.temporal;
@@ -33,13 +42,13 @@ export async function readExecution(
     await Promise.all(
       pendingActivities.map((pending) => decodeFailure(pending.lastFailure, services.temporal.payloadCodecs)),
     );
-    return mapExecution(executionId, {
+    return {
       events,
       pendingActivities,
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
       pendingWorkflowTask: description.raw.pendingWorkflowTask,
       versioningInfo: description.raw.workflowExecutionInfo?.versioningInfo,
-    });
+    };
   } catch (error) {
     if (isWorkflowNotFound(error)) throw executionNotFound(executionId);
     throw error;

@@ -11,6 +11,8 @@ import type { ExpressionContext } from '../../core/execution-types';
 /** Parsed references by expression: parsing is the costly part, and definitions repeat. */
 const referenceCache = new Map<string, References | null>();
 const MAX_CACHED = 2000;
+/** The roots every context has; any other is a name a container adds. */
+const CONTEXT_ROOTS = new Set(['input', 'execution', 'steps']);
 
 function referencesOf(expression: string): References | null {
   let refs = referenceCache.get(expression);
@@ -39,6 +41,9 @@ export function rulesStepInput(step: RulesStep, context: ExpressionContext): Rec
     if (!refs) continue;
     if (refs.roots.has('input')) data.input = context.input;
     if (refs.roots.has('execution')) data.execution = context.execution;
+    // Names a container adds (a map's item and `index`, a loop's `iteration`), where the step is inside one.
+    for (const root of refs.roots)
+      if (!CONTEXT_ROOTS.has(root) && Object.hasOwn(context, root)) data[root] = context[root];
     refs.steps.forEach((id) => stepIds.add(id));
     allSteps ||= refs.allSteps;
   }

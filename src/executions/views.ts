@@ -73,7 +73,34 @@ export interface StepView {
   error: { code: string; message: string } | null;
   /** While an attempt failed and the next one is scheduled. */
   next_attempt_at?: string;
+  /** A container step (parallel, map, switch, loop): how many runs it has (a map: one per item). */
+  runs_total?: number;
+  /** A container step: its runs in order (in an execution's read, the first RUNS_SHOWN of them). */
+  runs?: RunView[];
 }
+
+/**
+ * Statuses of a container's run. `pending`: a map item not started yet (at most `concurrency` run at once);
+ * once the map has ended without starting it, `canceled`.
+ */
+export const RUN_STATUSES = ['pending', 'running', 'waiting', 'success', 'failed', 'canceled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** One run of a container: a parallel branch, a map item, the switch case taken, a loop iteration. */
+export interface RunView {
+  /** The branch id, the item index ("3"), the case id ("default" for the default steps), the iteration ("0"). */
+  key: string;
+  /** The containers around the run with their run keys, ending with this container and `key` (RunPath). */
+  path: string[];
+  status: RunStatus;
+  started_at: string | null;
+  finished_at: string | null;
+  /** The run's steps that have started or were skipped, as in the execution's `steps`; none before it starts. */
+  steps: StepView[];
+}
+
+/** Runs of a container that an execution's read shows; the rest through its runs list. */
+export const RUNS_SHOWN = 20;
 
 export const STALLED_REASONS = [
   'nondeterminism',

@@ -167,6 +167,39 @@ describe('CLI switchyard @integration', function () {
     expect(JSON.parse(executions.stdout)).to.be.an('array');
   });
 
+  it("lists a map step's runs, or those of one status, as a table or as JSON", async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({
+      id,
+      name: 'CLI runs',
+      steps: [
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.list',
+          tolerated_failures: 1,
+          steps: [
+            { id: 'check', kind: 'rules', rules: [{ when: 'item = 2', action: 'fail', message: 'two' }] },
+          ],
+        },
+      ],
+    });
+    const { execution_id } = await client.workflows.trigger(id, { list: [1, 2, 3] });
+    await client.executions.wait(execution_id);
+
+    const table = await cli(['executions', 'runs', execution_id, 'each'], env);
+    expect(table.code, table.stderr).to.equal(0);
+    expect(table.stdout).to.match(/^RUN\s+STATUS\s+STARTED\s+FINISHED\s+ERROR$/m);
+    expect(table.stdout).to.match(/^1\s+failed\s.*check: rule_failed: two$/m);
+
+    const failed = await cli(
+      ['executions', 'runs', execution_id, 'each', '--status', 'failed', '--json'],
+      env,
+    );
+    expect(failed.code, failed.stderr).to.equal(0);
+    expect((JSON.parse(failed.stdout) as { key: string }[]).map((run) => run.key)).to.deep.equal(['1']);
+  });
+
   it('approves a waiting step from the command line', async () => {
     const id = uniqueId('cli');
     await client.workflows.create({ id, steps: [{ id: 'review', kind: 'approval' }] });

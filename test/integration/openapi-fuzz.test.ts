@@ -109,6 +109,14 @@ describe('OpenAPI fuzzing with Schemathesis @integration', function () {
     const reject = await trigger(api, approval);
     const failed = await trigger(api, failing);
     await waitForExecution(api, failed);
+    const mapping = await createWorkflow(
+      api,
+      definition([
+        { id: 'each', kind: 'map', items: 'input.list', steps: [rulesStep('per_item', [{ when: 'true' }])] },
+      ]),
+    );
+    const mapped = await trigger(api, mapping, { list: [1, 2, 3] });
+    await waitForExecution(api, mapped);
     await waitForExecution(api, approve, (e) => e.status === 'waiting');
     await waitForExecution(api, reject, (e) => e.status === 'waiting');
     const delivery = await waitFor(
@@ -122,6 +130,7 @@ describe('OpenAPI fuzzing with Schemathesis @integration', function () {
       SY_FUZZ_APPROVE_EXECUTION: approve,
       SY_FUZZ_REJECT_EXECUTION: reject,
       SY_FUZZ_FAILED_EXECUTION: failed,
+      SY_FUZZ_MAP_EXECUTION: mapped,
       SY_FUZZ_WEBHOOK: webhook.body.id,
       SY_FUZZ_DELIVERY: delivery,
       SY_FUZZ_HOOK_WORKFLOW: hooked.body.id,

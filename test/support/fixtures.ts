@@ -57,6 +57,19 @@ export interface StepBody {
   output: unknown;
   error: { code: string; message: string } | null;
   next_attempt_at?: string;
+  /** A container step (docs/api.md#steps-that-hold-steps). */
+  runs_total?: number;
+  runs?: RunBody[];
+}
+
+/** One run of a container step. */
+export interface RunBody {
+  key: string;
+  path: string[];
+  status: string;
+  started_at: string | null;
+  finished_at: string | null;
+  steps: StepBody[];
 }
 
 export interface ExecutionBody {

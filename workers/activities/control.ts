@@ -5,7 +5,12 @@
  * whether a loop is done, and what the execution's output is, and its answer is recorded in history.
  */
 import { setImmediate } from 'node:timers/promises';
-import { STEP_ERROR_CODES, type ControlRequest, type ControlResult } from '../../core/execution-types';
+import {
+  STEP_ERROR_CODES,
+  type ControlRequest,
+  type ControlResult,
+  type ControlSubject,
+} from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
@@ -25,9 +30,27 @@ export interface ControlDeps {
   maxMapItems?: number;
 }
 
+/** The request's purpose, container and run path, which the result carries (ControlResult.of). */
+function subjectOf(request: ControlRequest): ControlSubject {
+  return {
+    purpose: request.purpose,
+    ...(request.step && { step: request.step.id }),
+    ...(request.path && request.path.length > 0 && { path: request.path }),
+  };
+}
+
 export function createControlEvaluator(deps: ControlDeps) {
-  const maxItems = deps.maxMapItems ?? MAX_MAP_ITEMS;
+  const evaluate = controlEvaluator(deps);
   return async function evaluate_control(request: ControlRequest): Promise<ControlResult> {
+    const { at, ...found } = await evaluate(request);
+    return { at, of: subjectOf(request), ...found };
+  };
+}
+
+/** The evaluation itself: what the request asks, answered (without its subject). */
+function controlEvaluator(deps: ControlDeps) {
+  const maxItems = deps.maxMapItems ?? MAX_MAP_ITEMS;
+  return async (request: ControlRequest): Promise<ControlResult> => {
     const at = new Date().toISOString();
     const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
     const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);

@@ -20,6 +20,8 @@ export type Execution = Schemas['Execution'];
 export type ExecutionSummary = Schemas['ExecutionSummary'];
 export type ExecutionStatus = Execution['status'];
 export type Step = Schemas['Step'];
+export type StepRun = Schemas['StepRun'];
+export type StepRunStatus = StepRun['status'];
 export type Accepted = Schemas['Accepted'];
 export type RetryAccepted = Schemas['RetryAccepted'];
 export type WebhookEndpoint = Schemas['WebhookEndpoint'];
@@ -189,6 +191,18 @@ export class SwitchyardApiClient {
       ),
     get: (id: string): Promise<Execution> =>
       unwrap(this.raw.GET('/v1/executions/{id}', { params: { path: { id } } })),
+    /**
+     * Every run of a container step (parallel, map, switch, loop) in order, where `get` shows the first 20;
+     * `status` keeps those of one status.
+     */
+    runs: (id: string, stepId: string, query: ListQuery<'listStepRuns'> = {}): PageIterator<StepRun> =>
+      new PageIterator((cursor) =>
+        unwrap(
+          this.raw.GET('/v1/executions/{id}/steps/{step_id}/runs', {
+            params: { path: { id, step_id: stepId }, query: { ...query, cursor } },
+          }),
+        ),
+      ),
     /** Starts again at the failed step; `input` corrects the input of that step and later ones. */
     retry: (id: string, body: BodyOf<'retryExecution'> = {}): Promise<RetryAccepted> =>
       unwrap(this.raw.POST('/v1/executions/{id}/retry', { params: { path: { id } }, body })),

@@ -18,6 +18,8 @@ export {
   type ExecutionSummary,
   type ExecutionStatus,
   type Step,
+  type StepRun,
+  type StepRunStatus,
   type Accepted,
   type RetryAccepted,
   type WebhookEndpoint,

@@ -135,6 +135,8 @@ Commands:
       [--workflow-version N]               start an execution (--wait: until it finishes)
   executions list [--workflow ID] [--status STATUS] [--limit N]
   executions get ID                        an execution and its steps
+  executions runs ID STEP [--status STATUS] [--limit N]
+                                           the runs of a container step (parallel, map, switch, loop)
   executions retry ID [--input JSON]       retry from the failed step
   executions cancel ID
   executions approve ID STEP [--comment TEXT]

@@ -7,7 +7,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { SwitchyardClient, type Execution, type ExecutionStatus, type Workspace } from '../client';
+import {
+  SwitchyardClient,
+  type Execution,
+  type ExecutionStatus,
+  type StepRunStatus,
+  type Workspace,
+} from '../client';
 import { ExecutionWaitTimeoutError, SwitchyardError } from '../errors';
 import {
   applyDefinition,
@@ -293,6 +299,28 @@ async function executions({ parsed, sub, client, print }: Command): Promise<numb
       print(execution, () => describeExecution(execution));
       return EXIT.ok;
     }
+    case 'runs': {
+      const [id, step] = expectCommand(parsed, 'executions runs', ['status', 'limit'], {
+        min: 2,
+        max: 2,
+        words: 2,
+      });
+      const items = await client()
+        .executions.runs(id!, step!, v.status ? { status: v.status as StepRunStatus } : {})
+        .toArray(intOption(v.limit, 'limit') ?? 20);
+      printList(print, items, 'No runs.', ['RUN', 'STATUS', 'STARTED', 'FINISHED', 'ERROR'], (run) => {
+        const failed = run.steps.find((s) => s.status === 'failed');
+        return [
+          // The run keys of its path: what an approval's `run` names.
+          run.path.filter((_, i) => i % 2 === 1).join('/'),
+          run.status,
+          run.started_at ?? '',
+          run.finished_at ?? '',
+          failed?.error ? `${failed.id}: ${failed.error.code}: ${failed.error.message}` : '',
+        ];
+      });
+      return EXIT.ok;
+    }
     case 'retry': {
       const [id] = expectCommand(parsed, 'executions retry', ['input'], { min: 1, max: 1, words: 2 });
       const input = jsonObjectOption(v.input, 'input');
@@ -326,7 +354,7 @@ async function executions({ parsed, sub, client, print }: Command): Promise<numb
       throw new UsageError(
         sub
           ? `unknown command 'executions ${sub}'`
-          : 'executions needs list, get, retry, cancel, approve or reject',
+          : 'executions needs list, get, runs, retry, cancel, approve or reject',
       );
   }
 }

@@ -232,6 +232,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/executions/{id}/steps/{step_id}/runs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the runs of a container step
+     * @description Every run of a parallel, map, switch or loop step, in order (branches as defined, items by index, iterations by number); the execution shows the first 20 of them. A container inside another container's runs has runs in each of them: all are listed, each with its `path`. An unknown step, or a step that holds no steps, is 404 `step_not_found`.
+     */
+    get: operations['listStepRuns'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/executions/{id}/retry': {
     parameters: {
       query?: never;
@@ -1374,7 +1394,7 @@ export interface components {
       id: string;
       name: string;
       /** @enum {string} */
-      kind: 'trigger' | 'rules' | 'connector' | 'ai' | 'approval';
+      kind: 'trigger' | 'rules' | 'connector' | 'ai' | 'approval' | 'parallel' | 'map' | 'switch' | 'loop';
       /** @enum {string} */
       status: 'running' | 'waiting' | 'success' | 'failed' | 'skipped' | 'canceled';
       started_at: string | null;
@@ -1393,6 +1413,29 @@ export interface components {
        * @description When a failed attempt will be tried again.
        */
       next_attempt_at?: string;
+      /** @description A container step (parallel, map, switch, loop): how many runs it has (a map: one per item). */
+      runs_total?: number;
+      /** @description A container step: its first 20 runs in order; GET /v1/executions/{id}/steps/{step_id}/runs pages through all of them. */
+      runs?: components['schemas']['StepRun'][];
+    };
+    StepRun: {
+      /** @description The branch id, the item index ("3"), the case id ("default" for the default steps), or the iteration ("0"). */
+      key: string;
+      /** @description The containers around the run, each followed by its run key, ending with this container and `key`. */
+      path: string[];
+      /**
+       * @description `pending`: a map item not started yet (`concurrency` run at once); `canceled` once its map ended without starting it.
+       * @enum {string}
+       */
+      status: 'pending' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled';
+      started_at: string | null;
+      finished_at: string | null;
+      /** @description The run's steps that have started or were skipped, in order (none before the run starts). */
+      steps: components['schemas']['Step'][];
+    };
+    StepRunList: {
+      data: components['schemas']['StepRun'][];
+      next_cursor: string | null;
     };
     RetryAccepted: {
       /** @constant */
@@ -5747,6 +5790,302 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['Execution'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listStepRuns: {
+    parameters: {
+      query?: {
+        /** @description Only runs with this status. */
+        status?: 'pending' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled';
+        /** @description Page size (1-100, default 20). */
+        limit?: number;
+        /** @description The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request. */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+        step_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of runs */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "key": "3",
+           *           "path": [
+           *             "notify_all",
+           *             "3"
+           *           ],
+           *           "status": "success",
+           *           "started_at": "2026-11-21T09:30:02.118Z",
+           *           "finished_at": "2026-11-21T09:30:02.391Z",
+           *           "steps": [
+           *             {
+           *               "id": "send",
+           *               "name": "send",
+           *               "kind": "connector",
+           *               "status": "success",
+           *               "started_at": "2026-11-21T09:30:02.118Z",
+           *               "finished_at": "2026-11-21T09:30:02.391Z",
+           *               "duration_ms": 273,
+           *               "attempts": 1,
+           *               "input": {
+           *                 "method": "POST",
+           *                 "url": "https://mail.example/send",
+           *                 "body": {
+           *                   "to": "grace@example.com",
+           *                   "n": 3
+           *                 }
+           *               },
+           *               "output": {
+           *                 "status": 202,
+           *                 "headers": {
+           *                   "content-type": "application/json"
+           *                 },
+           *                 "body": {
+           *                   "queued": true
+           *                 }
+           *               },
+           *               "error": null
+           *             }
+           *           ]
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
+          'application/json': components['schemas']['StepRunList'];
+        };
+      };
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
