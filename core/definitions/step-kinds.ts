@@ -10,30 +10,3 @@ const LEAF_KINDS: ReadonlySet<Step['kind']> = new Set(['rules', 'connector', 'ai
 export function isLeafStep(step: Step): step is LeafStep {
   return LEAF_KINDS.has(step.kind);
 }
-
-/** The step lists a step holds: a parallel step's branches, a map's or loop's steps, a switch's cases and default. */
-export function innerStepLists(step: Step): Step[][] {
-  switch (step.kind) {
-    case 'parallel':
-      return step.branches.map((branch) => branch.steps);
-    case 'map':
-    case 'loop':
-      return [step.steps];
-    case 'switch':
-      return [...step.cases.map((c) => c.steps), ...(step.default ? [step.default] : [])];
-    default:
-      return [];
-  }
-}
-
-/** The step with this id anywhere in `steps`, nested ones included (ids are unique across a definition). */
-export function findStep(steps: Step[], id: string): Step | undefined {
-  for (const step of steps) {
-    if (step.id === id) return step;
-    for (const list of innerStepLists(step)) {
-      const found = findStep(list, id);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}

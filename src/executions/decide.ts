@@ -36,7 +36,7 @@ import {
 import { executionInputOf, locateExecution } from './locate';
 import { readExecution } from './read';
 import type { StepView } from './views';
-import { findStep } from '../../core/definitions/step-kinds';
+import { findStep } from '../../core/definitions/nested-steps';
 
 export interface DecideRequest {
   workspaceId: string;

@@ -32,12 +32,11 @@ import {
   durationMs,
   errorViewOf,
   RUNS_SHOWN,
-  type ErrorView,
   type ExecutionStatus,
   type ExecutionView,
   type StepView,
 } from './views';
-import { closedFromOutsideError, closedStatusOfEvent, type ClosedStatus } from './status';
+import { closedFromOutsideError, closedStatusOfEvent } from './status';
 import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';

@@ -312,4 +312,37 @@ describe('composition @integration', function () {
       expect((execution.error as unknown as { path: string[] }).path).to.deep.equal(['check', '107', 'odd']);
     });
   });
+
+  describe('approvals inside containers', () => {
+    it('each run of the step is approved by its run key; without one, 409 while several wait', async () => {
+      const workflowId = await createWorkflow(
+        service.api(),
+        definition([
+          { id: 'each', kind: 'map', items: 'input.people', steps: [{ id: 'ok', kind: 'approval' }] },
+        ] as never),
+      );
+      const id = await trigger(service.api(), workflowId, { people: ['ada', 'bo'] });
+      await waitForExecution(service.api(), id, (e) => e.status === 'waiting');
+      // Both items wait (the map runs them at once): the request must say which.
+      await waitFor(
+        async () => {
+          const res = await service.api().post(`/v1/executions/${id}/steps/ok/approve`).send({});
+          if (res.status !== 409)
+            throw new Error(`expected 409 while both wait, got ${res.status}: ${JSON.stringify(res.body)}`);
+          if (!/waits in 2 runs/.test(res.body.error.message)) throw new Error(res.body.error.message);
+          return true;
+        },
+        { what: 'a 409 naming the two waiting runs' },
+      );
+      await service.api().post(`/v1/executions/${id}/steps/ok/approve`).send({ run: '1' }).expect(200);
+      // One waits now: `run` may be left out.
+      await service.api().post(`/v1/executions/${id}/steps/ok/approve`).send({}).expect(200);
+      const done = await waitForExecution(service.api(), id);
+      expect(done.status, JSON.stringify(done.error)).to.equal('success');
+      expect((done.output as { decision: string }[]).map((d) => d.decision)).to.deep.equal([
+        'approved',
+        'approved',
+      ]);
+    });
+  });
 });

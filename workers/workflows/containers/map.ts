@@ -14,6 +14,7 @@
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { MapStep } from '../../../core/definitions/schema';
+import { toleratedFailures } from '../../../core/container-outputs';
 import { workspacePriority } from '../../../core/fairness';
 import { contextFor } from '../batches';
 import {
@@ -35,13 +36,6 @@ const DEFAULT_CONCURRENCY = 10;
 export const INLINE_ITEMS = 100;
 /** Items per chunk of a large map. */
 export const CHUNK_ITEMS = 100;
-
-/** How many failed items `tolerated` allows out of `count`. */
-export function toleratedFailures(tolerated: MapStep['tolerated_failures'], count: number): number {
-  if (tolerated === undefined) return 0;
-  if (typeof tolerated === 'number') return tolerated;
-  return Math.floor((count * Number(tolerated.slice(0, -1))) / 100);
-}
 
 export async function runMap(
   runner: Runner,
