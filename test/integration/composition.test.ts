@@ -287,6 +287,47 @@ describe('composition @integration', function () {
       ).to.have.members([0, 1, 2].map((k) => `${execution.execution_id}/square/chunk-${k}`));
     });
 
+    it('canceling the execution cancels its chunks within seconds', async () => {
+      const slow = await Receiver.start();
+      slow.replyAlways({ status: 200, delayMs: 300 });
+      try {
+        const workflowId = await createWorkflow(
+          service.api(),
+          definition([
+            {
+              id: 'each',
+              kind: 'map',
+              items: 'input.numbers',
+              concurrency: 2,
+              steps: [httpStep('call', { method: 'POST', url: `${slow.url}/slow` })],
+            },
+          ] as never),
+        );
+        const id = await trigger(service.api(), workflowId, {
+          numbers: Array.from({ length: 150 }, (_, i) => i),
+        });
+        await waitFor(async () => slow.requestsTo('/slow').length >= 4, { what: 'both chunks calling' });
+        const canceledAt = Date.now();
+        await service.api().post(`/v1/executions/${id}/cancel`).expect(202);
+        expect((await waitForExecution(service.api(), id)).status).to.equal('canceled');
+        const { client } = service.runtime.services.temporal;
+        for (const chunk of [0, 1]) {
+          const handle = client.workflow.getHandle(`${id}/each/chunk-${chunk}`);
+          await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', {
+            what: `chunk ${chunk} closed`,
+            timeoutMs: 10_000,
+          });
+          expect((await handle.describe()).status.name).to.equal('CANCELLED');
+        }
+        expect(Date.now() - canceledAt).to.be.below(10_000);
+        const calls = slow.requestsTo('/slow').length;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect(slow.requestsTo('/slow').length, 'calls after the chunks closed').to.be.at.most(calls + 2);
+      } finally {
+        await slow.stop();
+      }
+    });
+
     it('fails at the first item past the tolerated failures, naming the item in the path', async () => {
       const execution = await run(
         [
