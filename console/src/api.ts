@@ -4,7 +4,8 @@
  * request that changes something carries the session's CSRF token, which lives in this module's memory
  * only (docs/console.md, "Sign-in and session").
  */
-import { SwitchyardApiClient } from '@switchyard/client/browser';
+import { SwitchyardApiClient, SwitchyardError } from '@switchyard/client/browser';
+import type { StepRunPage } from './composition';
 
 let csrfToken: string | undefined;
 
@@ -43,3 +44,34 @@ export const api = new SwitchyardApiClient({
   // A person is waiting: retry a 429/503 once or twice, briefly, then show the error.
   retry: { maxRetries: 2, maxDelayMs: 5000 },
 });
+
+export interface StepRunsQuery {
+  /** Only the runs with this status. */
+  status?: string;
+  /** At most 100 (the API's bound for every list). */
+  limit?: number;
+  cursor?: string;
+}
+
+/** The runs endpoint as the generated client will know it; until then it is typed here. */
+type StepRunsGet = (
+  path: '/v1/executions/{id}/steps/{step_id}/runs',
+  init: { params: { path: { id: string; step_id: string }; query: StepRunsQuery } },
+) => Promise<{ data?: StepRunPage; error?: unknown; response: Response }>;
+
+/**
+ * A page of a container step's runs (its branches, items, cases or iterations):
+ * GET /v1/executions/{id}/steps/{step_id}/runs (docs/api.md#executions).
+ */
+export async function listStepRuns(
+  executionId: string,
+  stepId: string,
+  query: StepRunsQuery,
+): Promise<StepRunPage> {
+  const raw = api.raw as unknown as { GET: StepRunsGet };
+  const page = await raw.GET('/v1/executions/{id}/steps/{step_id}/runs', {
+    params: { path: { id: executionId, step_id: stepId }, query },
+  });
+  if (!page.data) throw SwitchyardError.fromResponse(page.response, page.error);
+  return page.data;
+}

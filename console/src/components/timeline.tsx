@@ -3,7 +3,7 @@
  * step's start and lasts its duration, relative to the run. Positions are set through the CSSOM (style
  * objects), which the console's Content-Security-Policy allows, unlike style attributes in markup.
  */
-import type { Execution, Step } from '@switchyard/client/browser';
+import type { Step } from '@switchyard/client/browser';
 import { formatDuration } from '../format';
 
 const TICKS = [0, 0.25, 0.5, 0.75, 1];
@@ -13,8 +13,14 @@ export interface TimelineWindow {
   span: number;
 }
 
+/** What places a step on the axis (a top-level step or one inside a container). */
+type Timed = Pick<Step, 'started_at' | 'finished_at' | 'duration_ms'> & { status: string };
+
 /** The axis: from the run's start to its end (or now, or the last step's end when later). */
-export function timelineWindow(execution: Execution, now: number): TimelineWindow {
+export function timelineWindow(
+  execution: { started_at: string; finished_at: string | null; steps: readonly Timed[] },
+  now: number,
+): TimelineWindow {
   const start = Date.parse(execution.started_at);
   let end = execution.finished_at ? Date.parse(execution.finished_at) : now;
   for (const step of execution.steps) {
@@ -29,7 +35,7 @@ export function timelineWindow(execution: Execution, now: number): TimelineWindo
 }
 
 function barGeometry(
-  step: Step,
+  step: Timed,
   window: TimelineWindow,
   now: number,
 ): { left: number; width: number } | null {
@@ -57,7 +63,7 @@ export function TimelineAxis({ window }: { window: TimelineWindow }) {
   );
 }
 
-export function TimelineBar({ step, window, now }: { step: Step; window: TimelineWindow; now: number }) {
+export function TimelineBar({ step, window, now }: { step: Timed; window: TimelineWindow; now: number }) {
   const geometry = barGeometry(step, window, now);
   if (!geometry) return <div class="track" aria-hidden="true" />;
   return (

@@ -1,8 +1,9 @@
 /**
- * One run: its header, error, whether it is stuck on a build, the actions the key may take, and its
- * steps on a timeline with their input and output. Read again every 2 s while it runs or waits.
+ * One run: its header (and the run that started it), its error and where it happened, whether it is stuck
+ * on a build, the actions the key may take, its output, and its steps as a tree on a timeline with their
+ * input and output. Read again every second while it runs or waits.
  */
-import type { Execution, Step } from '@switchyard/client/browser';
+import type { Execution } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { api } from '../api';
@@ -13,8 +14,9 @@ import { FormPanel } from '../components/form-panel';
 import { ErrorNotice, NotLoaded, Success } from '../components/feedback';
 import { InputProblems } from '../components/input-problems';
 import { JsonView } from '../components/json-view';
+import { RunTree } from '../components/run-tree';
 import { StatusBadge } from '../components/status';
-import { TimelineAxis, TimelineBar, timelineWindow } from '../components/timeline';
+import { describePath, type RunExecution, type RunStep } from '../composition';
 import { formatDuration, formatJson, formatTime } from '../format';
 import { useCan, useSession } from '../session';
 import { useAction } from '../use-action';
@@ -26,7 +28,7 @@ const ACTIVE = new Set(['running', 'waiting']);
 export function ExecutionPage({ id }: { id: string }) {
   const session = useSession();
   const canWrite = useCan('write');
-  const execution = useAsync(() => api.executions.get(id), [id]);
+  const execution = useAsync<RunExecution>(() => api.executions.get(id), [id]);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   // After an action, the run is read again for a while even when its status is final: a retried run
   // shows 'failed' until Temporal has reset it.
@@ -66,6 +68,17 @@ export function ExecutionPage({ id }: { id: string }) {
           <span class="hint">version {run.workflow_version}</span>
         </Fact>
         <Fact term="Trigger">{run.trigger.type}</Fact>
+        {run.parent && (
+          <Fact term="Started by">
+            <span data-testid="run-parent">
+              run{' '}
+              <Link href={`/runs/${encodeURIComponent(run.parent.execution_id)}`} class="mono">
+                {run.parent.execution_id}
+              </Link>{' '}
+              (step <code>{run.parent.step}</code>)
+            </span>
+          </Fact>
+        )}
         <Fact term="Started">{formatTime(run.started_at)}</Fact>
         <Fact term="Finished">{formatTime(run.finished_at)}</Fact>
         <Fact term="Duration">{formatDuration(run.duration_ms)}</Fact>
@@ -77,21 +90,7 @@ export function ExecutionPage({ id }: { id: string }) {
           </Fact>
         )}
       </dl>
-      {run.error && (
-        <div class="notice notice-error" data-testid="run-error">
-          <p class="notice-title">
-            {run.error.step ? (
-              <>
-                Step <code>{run.error.step}</code> failed
-              </>
-            ) : (
-              'The run failed'
-            )}{' '}
-            with <code>{run.error.code}</code>
-          </p>
-          <p class="notice-message">{run.error.message}</p>
-        </div>
-      )}
+      {run.error && <RunError run={run} />}
       {run.stalled && <StalledNotice stalled={run.stalled} />}
       <ErrorNotice error={execution.error} title="Could not refresh this run" />
       {notice && <Success>{notice}</Success>}
@@ -101,9 +100,66 @@ export function ExecutionPage({ id }: { id: string }) {
         .map((step) => (
           <Approval key={step.id} run={run} step={step} canWrite={canWrite} onDone={done} />
         ))}
-      <Steps run={run} />
+      {run.status === 'success' && (
+        <section aria-labelledby="output-title">
+          <h2 id="output-title">Output</h2>
+          <JsonView value={run.output} label="Output of the run" />
+        </section>
+      )}
+      <RunTree run={run} />
     </section>
   );
+}
+
+/**
+ * Why the run failed: the step and code, where the step sits when it is inside containers (its `path`, as
+ * a breadcrumb of containers and runs), and the run a failed workflow step started.
+ */
+function RunError({ run }: { run: RunExecution }) {
+  const error = run.error!;
+  const path = error.path && error.path.length > 1 ? describePath(error.path, run.steps) : undefined;
+  const child = childFailure(error.details);
+  return (
+    <div class="notice notice-error" data-testid="run-error">
+      <p class="notice-title">
+        {error.step ? (
+          <>
+            Step <code>{error.step}</code> failed
+          </>
+        ) : (
+          'The run failed'
+        )}{' '}
+        with <code>{error.code}</code>
+      </p>
+      {path && (
+        <nav aria-label="Where the step failed" class="error-path" data-testid="error-path">
+          <ol>
+            {path.map((part, index) => (
+              <li key={index} class={part.kind === 'run' ? 'run-key' : undefined}>
+                {part.kind === 'step' ? <code>{part.label}</code> : part.label}
+              </li>
+            ))}
+          </ol>
+        </nav>
+      )}
+      <p class="notice-message">{error.message}</p>
+      {child && (
+        <p>
+          The run it started,{' '}
+          <Link href={`/runs/${encodeURIComponent(child)}`} class="mono">
+            {child}
+          </Link>
+          , failed.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** child_failed: the child execution's error is the first detail ({execution_id, step, path, code, message}). */
+function childFailure(details: unknown[] | undefined): string | undefined {
+  const first = details?.[0] as { execution_id?: unknown } | undefined;
+  return first && typeof first.execution_id === 'string' ? first.execution_id : undefined;
 }
 
 type Stalled = NonNullable<Execution['stalled']>;
@@ -149,7 +205,7 @@ function StalledNotice({ stalled }: { stalled: Stalled }) {
   );
 }
 
-function RunActions({ run, onDone }: { run: Execution; onDone: (message: string) => Promise<void> }) {
+function RunActions({ run, onDone }: { run: RunExecution; onDone: (message: string) => Promise<void> }) {
   const [retrying, setRetrying] = useState(false);
   const action = useAction();
   const canceling = useConfirmed(
@@ -202,7 +258,7 @@ function RetryEditor({
   onClose,
   onDone,
 }: {
-  run: Execution;
+  run: RunExecution;
   onClose: () => void;
   onDone: (message: string) => Promise<void>;
 }) {
@@ -272,118 +328,6 @@ function RetryEditor({
   );
 }
 
-function Steps({ run }: { run: Execution }) {
-  const now = Date.now();
-  const window = timelineWindow(run, now);
-  const [open, setOpen] = useState<ReadonlySet<string>>(
-    () => new Set(run.error?.step ? [run.error.step] : []),
-  );
-  const toggle = (stepId: string) =>
-    setOpen((current) => {
-      const next = new Set(current);
-      if (next.has(stepId)) next.delete(stepId);
-      else next.add(stepId);
-      return next;
-    });
-
-  return (
-    <section class="steps" aria-labelledby="steps-title">
-      <h2 id="steps-title">
-        Steps <span class="hint">({run.steps.length})</span>
-      </h2>
-      <div class="timeline" role="list" aria-label="Steps on a time axis" data-testid="timeline">
-        <div class="timeline-head" aria-hidden="true">
-          <span>Step</span>
-          <span>Status</span>
-          <span>Attempts</span>
-          <span>Duration</span>
-          <TimelineAxis window={window} />
-        </div>
-        {run.steps.map((step) => (
-          <StepRow
-            key={step.id}
-            step={step}
-            window={window}
-            now={now}
-            open={open.has(step.id)}
-            onToggle={() => toggle(step.id)}
-          />
-        ))}
-      </div>
-    </section>
-  );
-}
-
-function StepRow({
-  step,
-  window,
-  now,
-  open,
-  onToggle,
-}: {
-  step: Step;
-  window: ReturnType<typeof timelineWindow>;
-  now: number;
-  open: boolean;
-  onToggle: () => void;
-}) {
-  const panelId = `step-${step.id}`;
-  return (
-    <div class={`step-row${open ? ' open' : ''}`} role="listitem" data-testid="step" data-step={step.id}>
-      <div class="step-line">
-        <button
-          type="button"
-          class="step-name"
-          aria-expanded={open}
-          aria-controls={panelId}
-          onClick={onToggle}
-        >
-          <span class="chevron" aria-hidden="true" />
-          {step.name || step.id} <span class="hint">{step.kind}</span>
-        </button>
-        <StatusBadge status={step.status} />
-        <span class="attempts" title="Attempts">
-          <span class="sr-only">Attempts: </span>
-          {step.attempts > 0 ? `×${step.attempts}` : '–'}
-        </span>
-        <span class="duration">
-          <span class="sr-only">Duration: </span>
-          {formatDuration(step.duration_ms)}
-        </span>
-        <TimelineBar step={step} window={window} now={now} />
-      </div>
-      {open && (
-        <div class="step-detail" id={panelId}>
-          <dl class="facts small">
-            <Fact term="Started">{formatTime(step.started_at)}</Fact>
-            <Fact term="Finished">{formatTime(step.finished_at)}</Fact>
-            <Fact term="Attempts">{step.attempts}</Fact>
-            {step.next_attempt_at && <Fact term="Next attempt">{formatTime(step.next_attempt_at)}</Fact>}
-          </dl>
-          {step.error && (
-            <div class="notice notice-error">
-              <p class="notice-title">
-                <code>{step.error.code}</code>
-              </p>
-              <p class="notice-message">{step.error.message}</p>
-            </div>
-          )}
-          <div class="io">
-            <div>
-              <h3>Input</h3>
-              <JsonView value={step.input} label={`Input of step ${step.id}`} />
-            </div>
-            <div>
-              <h3>Output</h3>
-              <JsonView value={step.output} label={`Output of step ${step.id}`} />
-            </div>
-          </div>
-        </div>
-      )}
-    </div>
-  );
-}
-
 /** A waiting approval step: its message, and (for a key that may write) approve or reject with a comment. */
 function Approval({
   run,
@@ -391,8 +335,8 @@ function Approval({
   canWrite,
   onDone,
 }: {
-  run: Execution;
-  step: Step;
+  run: RunExecution;
+  step: RunStep;
   canWrite: boolean;
   onDone: (message: string) => Promise<void>;
 }) {
@@ -440,7 +384,7 @@ function Approval({
   );
 }
 
-function approvalMessage(step: Step): string | undefined {
+function approvalMessage(step: RunStep): string | undefined {
   const input = step.input as { message?: unknown } | null;
   return input && typeof input === 'object' && typeof input.message === 'string' ? input.message : undefined;
 }

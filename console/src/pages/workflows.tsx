@@ -1,6 +1,6 @@
 /**
- * Workflows: the list, and a definition page with its versions (read any, compare two; the 20 newest, and
- * older ones on request) and a form generated from the version's `input_schema` that starts a run and
+ * Workflows: the list, and a definition page with its steps as a diagram, its versions (read any, compare
+ * two; the 20 newest, and older ones on request) and a form generated from the version's `input_schema` that starts a run and
  * opens it.
  */
 import {
@@ -15,6 +15,7 @@ import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
 import { Breadcrumb } from '../components/breadcrumb';
 import { DataTable } from '../components/data-table';
+import { DefinitionDiagram } from '../components/definition-diagram';
 import { Fact } from '../components/facts';
 import { ErrorNotice, ListStatus, Loading, NotLoaded } from '../components/feedback';
 import { JsonView } from '../components/json-view';
@@ -220,21 +221,7 @@ export function WorkflowPage({ id }: { id: string }) {
         </div>
       )}
       <h2>Steps</h2>
-      <DataTable label="Steps of this version" columns={['Step', 'Kind', 'Runs if']}>
-        {shown.steps.map((step) => {
-          const s = step as { id: string; kind: string; name?: string; if?: string };
-          return (
-            <tr key={s.id}>
-              <td>
-                <span class="mono">{s.id}</span>
-                {s.name && <span class="hint"> {s.name}</span>}
-              </td>
-              <td>{s.kind}</td>
-              <td>{s.if ? <code>{s.if}</code> : 'always'}</td>
-            </tr>
-          );
-        })}
-      </DataTable>
+      <DefinitionDiagram steps={shown.steps} label={`Steps of version ${shown.version}`} />
       <h2>Definition</h2>
       <JsonView value={definitionOf(shown)} label={`Definition of version ${shown.version}`} />
       {shown.latest_version > 1 && <VersionDiff workflow={shown} versions={versions} />}
