@@ -75,10 +75,53 @@ function showcaseDefinition(serviceUrl: string): Record<string, unknown> {
   };
 }
 
+/** Steps that hold steps: branches, cases, items, iterations and a child run of `child`. */
+function composedDefinition(child: string): Record<string, unknown> {
+  const constant = (id: string, value: unknown) => ({ id, kind: 'rules', rules: [], default: value });
+  return {
+    id: uniqueId('fan-out'),
+    name: 'Fan-out',
+    steps: [
+      {
+        id: 'enrich',
+        kind: 'parallel',
+        branches: [
+          { id: 'profile', steps: [constant('profile_get', { name: 'Ada' })] },
+          { id: 'score', steps: [constant('score_get', 42), constant('score_round', 40)] },
+        ],
+      },
+      {
+        id: 'by_plan',
+        kind: 'switch',
+        cases: [{ id: 'gold', when: "input.plan = 'enterprise'", steps: [constant('gold_perks', true)] }],
+        default: [constant('standard_perks', false)],
+      },
+      {
+        id: 'notify',
+        kind: 'map',
+        items: 'input.contacts',
+        as: 'contact',
+        concurrency: 2,
+        steps: [constant('send', '{{ contact }}')],
+      },
+      {
+        id: 'poll',
+        kind: 'loop',
+        until: 'steps.check.output >= 2',
+        max_iterations: 5,
+        steps: [constant('check', '{{ iteration + 1 }}')],
+      },
+      { id: 'onboard', kind: 'workflow', workflow: child, input: { customer: 'Ada', plan: 'pro' } },
+    ],
+  };
+}
+
 interface Fixture {
   runId: string;
   workflowId: string;
   webhookId: string;
+  composedWorkflowId: string;
+  composedRunId: string;
 }
 
 async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver): Promise<Fixture> {
@@ -102,8 +145,14 @@ async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver)
   ];
   for (const id of await Promise.all(runs)) await waitForExecution(api, id, (e) => e.status !== 'running');
   await waitForExecution(api, runId);
+  const composedWorkflowId = await createWorkflow(api, composedDefinition(other));
+  const composedRunId = await trigger(api, composedWorkflowId, {
+    plan: 'pro',
+    contacts: ['a@x.test', 'b@x.test'],
+  });
+  await waitForExecution(api, composedRunId);
   await waitFor(async () => receiver.requests.length >= 3, { what: 'deliveries' });
-  return { runId, workflowId, webhookId: hook.body.id as string };
+  return { runId, workflowId, webhookId: hook.body.id as string, composedWorkflowId, composedRunId };
 }
 
 /** Waits for a page to have loaded its data (no loading state left). */
@@ -139,6 +188,8 @@ describe('Console: every page at desktop and phone width @browser', function () 
     { path: `/runs/${f.runId}`, name: 'a run' },
     { path: '/workflows', name: 'the workflows' },
     { path: `/workflows/${f.workflowId}`, name: 'a workflow' },
+    { path: `/workflows/${f.composedWorkflowId}`, name: 'a workflow of containers' },
+    { path: `/runs/${f.composedRunId}`, name: 'a run of containers' },
     { path: '/webhooks', name: 'the webhooks' },
     { path: `/webhooks/${f.webhookId}`, name: 'an endpoint' },
     { path: '/settings', name: 'the settings' },
