@@ -4,8 +4,13 @@
  * request that changes something carries the session's CSRF token, which lives in this module's memory
  * only (docs/console.md, "Sign-in and session").
  */
-import { SwitchyardApiClient, SwitchyardError } from '@switchyard/client/browser';
-import type { StepRunPage } from './composition';
+import {
+  SwitchyardApiClient,
+  SwitchyardError,
+  type Page,
+  type StepRun,
+  type StepRunStatus,
+} from '@switchyard/client/browser';
 
 let csrfToken: string | undefined;
 
@@ -45,31 +50,16 @@ export const api = new SwitchyardApiClient({
   retry: { maxRetries: 2, maxDelayMs: 5000 },
 });
 
-export interface StepRunsQuery {
-  /** Only the runs with this status. */
-  status?: string;
-  /** At most 100 (the API's bound for every list). */
-  limit?: number;
-  cursor?: string;
-}
-
-/** The runs endpoint as the generated client will know it; until then it is typed here. */
-type StepRunsGet = (
-  path: '/v1/executions/{id}/steps/{step_id}/runs',
-  init: { params: { path: { id: string; step_id: string }; query: StepRunsQuery } },
-) => Promise<{ data?: StepRunPage; error?: unknown; response: Response }>;
-
 /**
- * A page of a container step's runs (its branches, items, cases or iterations):
- * GET /v1/executions/{id}/steps/{step_id}/runs (docs/api.md#executions).
+ * A page of a container step's runs (its branches, items, cases or iterations), in order, of one status
+ * when asked: GET /v1/executions/{id}/steps/{step_id}/runs (docs/api.md#steps-that-hold-steps).
  */
 export async function listStepRuns(
   executionId: string,
   stepId: string,
-  query: StepRunsQuery,
-): Promise<StepRunPage> {
-  const raw = api.raw as unknown as { GET: StepRunsGet };
-  const page = await raw.GET('/v1/executions/{id}/steps/{step_id}/runs', {
+  query: { status?: StepRunStatus; limit: number; cursor?: string },
+): Promise<Page<StepRun>> {
+  const page = await api.raw.GET('/v1/executions/{id}/steps/{step_id}/runs', {
     params: { path: { id: executionId, step_id: stepId }, query },
   });
   if (!page.data) throw SwitchyardError.fromResponse(page.response, page.error);

@@ -2,34 +2,9 @@
  * Steps that hold steps, as a run shows them (docs/console.md#composition): a container step's entry
  * carries `runs_total` and its first `runs` (a branch, an item, a case or an iteration each, with the steps
  * that ran in it), and `GET /v1/executions/{id}/steps/{step_id}/runs` pages through all of them
- * (docs/api.md#executions).
+ * (docs/api.md#steps-that-hold-steps).
  */
 import type { Execution, Step } from '@switchyard/client/browser';
-
-/** One run of a container: `key` is the branch id, the item index ("3"), the case id or the iteration. */
-export interface StepRun {
-  key: string;
-  status: string;
-  started_at: string | null;
-  finished_at: string | null;
-  steps: RunStep[];
-}
-
-export interface StepRunPage {
-  data: StepRun[];
-  next_cursor: string | null;
-}
-
-/** A step of a run, at the top level or inside a container; a container's carries its runs. */
-export type RunStep = Omit<Step, 'kind' | 'status'> & {
-  kind: string;
-  status: string;
-  runs_total?: number;
-  runs?: StepRun[];
-};
-
-/** An execution whose steps may hold steps. */
-export type RunExecution = Omit<Execution, 'steps'> & { steps: RunStep[] };
 
 export const CONTAINER_KINDS: ReadonlySet<string> = new Set(['parallel', 'map', 'switch', 'loop']);
 
@@ -58,8 +33,10 @@ export function stepKey(within: string, stepId: string): string {
 }
 
 /** The execution a workflow step started (its output names it), if any. */
-export function childExecutionOf(step: RunStep): string | undefined {
-  if (step.kind !== 'workflow') return undefined;
+export function childExecutionOf(step: Step): string | undefined {
+  // A string: the generated Step kinds leave out `workflow`, which the API shows.
+  const kind: string = step.kind;
+  if (kind !== 'workflow') return undefined;
   const output = step.output as { execution_id?: unknown } | null;
   return output && typeof output === 'object' && typeof output.execution_id === 'string'
     ? output.execution_id
@@ -76,15 +53,15 @@ export interface PathPart {
  * An error's `path` ([container, run key, ..., step]) for people: each run key named after its container's
  * kind ("item 1"), which the steps of the execution tell, as far as their runs are shown.
  */
-export function describePath(path: readonly string[], steps: readonly RunStep[]): PathPart[] {
+export function describePath(path: readonly string[], steps: readonly Step[]): PathPart[] {
   const parts: PathPart[] = [];
-  let level: readonly RunStep[] | undefined = steps;
+  let level: readonly Step[] | undefined = steps;
   for (let index = 0; index < path.length; index += 2) {
     const stepId = path[index]!;
     parts.push({ label: stepId, kind: 'step' });
     const key = path[index + 1];
     if (key === undefined) break;
-    const container: RunStep | undefined = level?.find((step) => step.id === stepId);
+    const container: Step | undefined = level?.find((step) => step.id === stepId);
     parts.push({ label: container ? runLabel(container.kind, key) : key, kind: 'run' });
     level = container?.runs?.find((run) => run.key === key)?.steps;
   }

@@ -2,30 +2,39 @@
  * The runs of a container step as a list to page through and filter by status, with how many runs have
  * each status. The step's entry carries its first runs: when they are all of them, everything is done
  * here; otherwise the runs endpoint (api.ts listStepRuns) gives the pages, and counting pages through it
- * all, again while the step runs.
+ * all (docs/console.md#composition).
  */
+import type { Step, StepRun, StepRunStatus } from '@switchyard/client/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { listStepRuns } from './api';
-import type { RunStep, StepRun } from './composition';
 import { useInterval } from './use-async';
 
 /** Runs added by "Load more". */
 export const RUNS_PAGE = 20;
 /** Runs per request while counting: the API's largest page. */
 const COUNT_PAGE = 100;
-/** While the step runs, its counts are read again this often. */
+/**
+ * Up to this many runs are counted by themselves, again every 10 s while the step runs; more on request
+ * only: each page of the runs endpoint reads the execution's history again (docs/api.md#steps-that-hold-steps).
+ */
+const AUTO_COUNT_MAX = 1000;
 const RECOUNT_MS = 10_000;
 
 const ACTIVE = new Set(['running', 'waiting']);
+
+export type StatusCounts = Partial<Record<StepRunStatus, number>>;
 
 export interface StepRuns {
   runs: StepRun[];
   /** All the runs of the step, whatever the filter. */
   total: number;
-  /** Runs with each status; undefined until counted (or when they cannot be: `pageable` false). */
-  counts: Record<string, number> | undefined;
-  filter: string | null;
-  setFilter: (status: string | null) => void;
+  /** Runs with each status; undefined until counted. */
+  counts: StatusCounts | undefined;
+  /** Counts by paging through the runs endpoint, when the runs are not all here; undefined otherwise. */
+  count: (() => void) | undefined;
+  counting: boolean;
+  filter: StepRunStatus | null;
+  setFilter: (status: StepRunStatus | null) => void;
   hasMore: boolean;
   loadMore: () => Promise<void>;
   /** Runs of the step that this list cannot show (a nested container's beyond its first runs). */
@@ -34,28 +43,29 @@ export interface StepRuns {
   error: unknown;
 }
 
-function countByStatus(runs: readonly StepRun[]): Record<string, number> {
-  const counts: Record<string, number> = {};
+function countByStatus(runs: readonly StepRun[]): StatusCounts {
+  const counts: StatusCounts = {};
   for (const run of runs) counts[run.status] = (counts[run.status] ?? 0) + 1;
   return counts;
 }
 
 /**
- * `pageable`: whether the runs endpoint names this step's runs (a top-level container; one nested in
- * another has runs in each of the outer one's runs, and shows its first ones only).
+ * `pageable`: whether the runs endpoint pages through this step's runs alone (a top-level container; one
+ * nested in another has runs in each of the outer one's runs, and shows the first ones of each).
  */
-export function useStepRuns(executionId: string, step: RunStep, pageable: boolean): StepRuns {
+export function useStepRuns(executionId: string, step: Step, pageable: boolean): StepRuns {
   const embedded = step.runs ?? [];
   const total = step.runs_total ?? embedded.length;
   const paged = pageable && embedded.length < total;
-  const [filter, setFilterState] = useState<string | null>(null);
+  const [filter, setFilterState] = useState<StepRunStatus | null>(null);
   const [listed, setListed] = useState<{ runs: StepRun[]; cursor: string | null } | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   // Answers for an earlier filter are dropped.
   const generation = useRef(0);
+  const counted = useRunCounts(executionId, step, paged, total <= AUTO_COUNT_MAX);
 
-  const fetchPage = async (status: string | null, cursor: string | null, limit: number) => {
+  const fetchPage = async (status: StepRunStatus | null, cursor: string | null, limit: number) => {
     const mine = generation.current;
     setBusy(true);
     setError(undefined);
@@ -77,7 +87,7 @@ export function useStepRuns(executionId: string, step: RunStep, pageable: boolea
     }
   };
 
-  const setFilter = (status: string | null) => {
+  const setFilter = (status: StepRunStatus | null) => {
     generation.current++;
     setFilterState(status);
     setListed(null);
@@ -86,13 +96,13 @@ export function useStepRuns(executionId: string, step: RunStep, pageable: boolea
     if (paged && status) void fetchPage(status, null, RUNS_PAGE);
   };
 
-  const counts = useRunCounts(executionId, step, paged);
-
   if (!paged) {
     return {
       runs: filter ? embedded.filter((run) => run.status === filter) : embedded,
       total,
       counts: embedded.length >= total ? countByStatus(embedded) : undefined,
+      count: undefined,
+      counting: false,
       filter,
       setFilter,
       hasMore: false,
@@ -106,7 +116,9 @@ export function useStepRuns(executionId: string, step: RunStep, pageable: boolea
     // Unfiltered and nothing loaded yet: the first runs, as the step's entry has them now.
     runs: listed?.runs ?? (filter ? [] : embedded),
     total,
-    counts,
+    counts: counted.counts,
+    count: counted.count,
+    counting: counted.counting,
     filter,
     setFilter,
     hasMore: listed ? listed.cursor !== null : !filter,
@@ -117,26 +129,27 @@ export function useStepRuns(executionId: string, step: RunStep, pageable: boolea
         : fetchPage(filter, null, embedded.length + RUNS_PAGE),
     unshown: 0,
     busy,
-    error,
+    error: error ?? counted.countError,
   };
 }
 
-/** Every run's status, paged through the runs endpoint (when `enabled`); again every 10 s while it runs. */
-function useRunCounts(
-  executionId: string,
-  step: RunStep,
-  enabled: boolean,
-): Record<string, number> | undefined {
-  const [counts, setCounts] = useState<Record<string, number> | undefined>(undefined);
-  const [round, setRound] = useState(0);
-  const active = ACTIVE.has(step.status);
-  useInterval(() => setRound((n) => n + 1), RECOUNT_MS, enabled && active);
+/**
+ * Every run's status, paged through the runs endpoint when `enabled`: at once and again every 10 s while
+ * the step runs when `automatic`, on request (`count`) otherwise.
+ */
+function useRunCounts(executionId: string, step: Step, enabled: boolean, automatic: boolean) {
+  const [counts, setCounts] = useState<StatusCounts | undefined>(undefined);
+  const [countError, setCountError] = useState<unknown>(undefined);
+  const [counting, setCounting] = useState(false);
+  // Each request to count (a recount, a click) is one round; 0: none asked for yet.
+  const [round, setRound] = useState(automatic ? 1 : 0);
+  useInterval(() => setRound((n) => n + 1), RECOUNT_MS, enabled && automatic && ACTIVE.has(step.status));
 
   useEffect(() => {
-    if (!enabled) return;
+    if (!enabled || round === 0) return;
     let stopped = false;
     const count = async () => {
-      const found: Record<string, number> = {};
+      const found: StatusCounts = {};
       let cursor: string | null = null;
       do {
         const page = await listStepRuns(executionId, step.id, {
@@ -148,13 +161,26 @@ function useRunCounts(
         cursor = page.next_cursor;
       } while (cursor);
       setCounts(found);
+      setCountError(undefined);
     };
-    // A failed count leaves the last one shown; the list itself reports errors.
-    count().catch(() => undefined);
+    setCounting(true);
+    count()
+      .catch((caught: unknown) => {
+        if (!stopped) setCountError(caught);
+      })
+      .finally(() => {
+        if (!stopped) setCounting(false);
+      });
     return () => {
       stopped = true;
     };
-  }, [executionId, step.id, enabled, step.status, step.runs_total, round]);
+    // A finished step is counted again when it changes (a retry).
+  }, [executionId, step.id, enabled, automatic && step.status, automatic && step.runs_total, round]);
 
-  return counts;
+  return {
+    counts,
+    countError,
+    counting,
+    count: automatic ? undefined : () => setRound((n) => n + 1),
+  };
 }

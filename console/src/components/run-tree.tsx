@@ -4,19 +4,11 @@
  * map's items and a loop's iterations as a list to page through (a map's with how many items have each
  * status, and a filter by status). A workflow step links to the run it started.
  */
+import type { Execution, Step, StepRun, StepRunStatus } from '@switchyard/client/browser';
 import { createContext } from 'preact';
 import { useContext, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
-import {
-  childExecutionOf,
-  CONTAINER_KINDS,
-  pathKeys,
-  runLabel,
-  stepKey,
-  type RunExecution,
-  type RunStep,
-  type StepRun,
-} from '../composition';
+import { childExecutionOf, CONTAINER_KINDS, pathKeys, runLabel, stepKey } from '../composition';
 import { formatDuration } from '../format';
 import { useStepRuns } from '../use-step-runs';
 import { ErrorNotice, Loading } from './feedback';
@@ -40,7 +32,7 @@ function useTree(): Tree {
   return tree;
 }
 
-export function RunTree({ run }: { run: RunExecution }) {
+export function RunTree({ run }: { run: Execution }) {
   const now = Date.now();
   // Opened at first: the failed step, and the containers and runs on its way.
   const [open, setOpen] = useState<ReadonlySet<string>>(() => new Set(pathKeys(run.error)));
@@ -82,7 +74,7 @@ export function RunTree({ run }: { run: RunExecution }) {
 }
 
 /** A step's row, and below it what it holds: its runs, or the run it started. */
-function StepNode({ step, within, compact = false }: { step: RunStep; within: string; compact?: boolean }) {
+function StepNode({ step, within, compact = false }: { step: Step; within: string; compact?: boolean }) {
   const tree = useTree();
   const key = stepKey(within, step.id);
   const child = childExecutionOf(step);
@@ -113,7 +105,7 @@ function StepNode({ step, within, compact = false }: { step: RunStep; within: st
 }
 
 /** The steps of one run of a container. */
-function RunSteps({
+function Steps({
   run,
   runKey,
   label,
@@ -138,7 +130,7 @@ function runDuration(run: StepRun, now: number): number | null {
   return (run.finished_at ? Date.parse(run.finished_at) : now) - Date.parse(run.started_at);
 }
 
-function Runs({ step, stepKey: key, pageable }: { step: RunStep; stepKey: string; pageable: boolean }) {
+function Runs({ step, stepKey: key, pageable }: { step: Step; stepKey: string; pageable: boolean }) {
   const tree = useTree();
   const list = useStepRuns(tree.executionId, step, pageable);
   const runKey = (run: StepRun) => `${key}/${run.key}`;
@@ -150,7 +142,7 @@ function Runs({ step, stepKey: key, pageable }: { step: RunStep; stepKey: string
           {list.runs.map((run) => (
             <li key={run.key} class="lane" aria-label={`Branch ${run.key}`} data-run={run.key}>
               <RunHead run={run} kind={step.kind} />
-              <RunSteps run={run} runKey={runKey(run)} label={`Steps of branch ${run.key}`} compact />
+              <Steps run={run} runKey={runKey(run)} label={`Steps of branch ${run.key}`} compact />
             </li>
           ))}
         </ul>
@@ -171,7 +163,7 @@ function Runs({ step, stepKey: key, pageable }: { step: RunStep; stepKey: string
             <p class="run-head">
               Chose <strong>{runLabel('switch', run.key)}</strong> <StatusBadge status={run.status} />
             </p>
-            <RunSteps run={run} runKey={runKey(run)} label={`Steps of ${runLabel('switch', run.key)}`} />
+            <Steps run={run} runKey={runKey(run)} label={`Steps of ${runLabel('switch', run.key)}`} />
           </div>
         ))}
       </>
@@ -222,7 +214,7 @@ function RunItem({ run, kind, runKey }: { run: StepRun; kind: string; runKey: st
         </span>
         <TimelineBar step={{ ...run, duration_ms: duration }} window={tree.window} now={tree.now} />
       </div>
-      {open && <RunSteps run={run} runKey={runKey} label={`Steps of ${label}`} />}
+      {open && <Steps run={run} runKey={runKey} label={`Steps of ${label}`} />}
     </li>
   );
 }
@@ -239,31 +231,41 @@ function RunHead({ run, kind }: { run: StepRun; kind: string }) {
 
 type RunList = ReturnType<typeof useStepRuns>;
 
+/** The statuses of runs, in the order a run goes through them. */
+const STATUS_ORDER: readonly StepRunStatus[] = [
+  'pending',
+  'running',
+  'waiting',
+  'success',
+  'failed',
+  'canceled',
+];
+
 /** How many runs have each status, as buttons that show only those. */
 function RunCounts({ list }: { list: RunList }) {
-  const counts = list.counts;
-  const counted = counts ? Object.values(counts).reduce((sum, n) => sum + n, 0) : 0;
-  const pending = counts ? list.total - counted : 0;
+  const { counts, count } = list;
   return (
     <div class="run-counts" role="group" aria-label="Items by status" data-testid="run-counts">
       <button type="button" aria-pressed={list.filter === null} onClick={() => list.setFilter(null)}>
         All <span class="count">{list.total}</span>
       </button>
       {counts &&
-        Object.entries(counts)
-          .sort(([a], [b]) => a.localeCompare(b))
-          .map(([status, n]) => (
-            <button
-              type="button"
-              key={status}
-              aria-pressed={list.filter === status}
-              onClick={() => list.setFilter(status)}
-            >
-              {status.replace('_', ' ')} <span class="count">{n}</span>
-            </button>
-          ))}
-      {pending > 0 && <span class="hint">{pending} not started</span>}
-      {!counts && list.unshown === 0 && <span class="hint">Counting…</span>}
+        STATUS_ORDER.filter((status) => counts[status] !== undefined).map((status) => (
+          <button
+            type="button"
+            key={status}
+            aria-pressed={list.filter === status}
+            onClick={() => list.setFilter(status)}
+          >
+            {status} <span class="count">{counts[status]}</span>
+          </button>
+        ))}
+      {count && (
+        <button type="button" disabled={list.counting} onClick={count}>
+          {list.counting ? 'Counting…' : counts ? 'Count again' : 'Count by status'}
+        </button>
+      )}
+      {!count && list.counting && !counts && <span class="hint">Counting…</span>}
     </div>
   );
 }

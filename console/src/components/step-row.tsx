@@ -3,8 +3,8 @@
  * on the run's time axis, opening to its times, error, input and output. `children` (a container's runs,
  * the run a workflow step started) show below it, opened or not.
  */
+import type { Step } from '@switchyard/client/browser';
 import type { ComponentChildren } from 'preact';
-import type { RunStep } from '../composition';
 import { formatDuration, formatTime } from '../format';
 import { Fact } from './facts';
 import { JsonView } from './json-view';
@@ -21,7 +21,7 @@ export function StepRow({
   compact = false,
   children,
 }: {
-  step: RunStep;
+  step: Step;
   /** Unique in the run (composition.ts stepKey): names the detail panel and the row for tests. */
   rowKey: string;
   window: TimelineWindow;

@@ -3,7 +3,7 @@
  * on a build, the actions the key may take, its output, and its steps as a tree on a timeline with their
  * input and output. Read again every second while it runs or waits.
  */
-import type { Execution } from '@switchyard/client/browser';
+import type { Execution, Step } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { api } from '../api';
@@ -16,7 +16,7 @@ import { InputProblems } from '../components/input-problems';
 import { JsonView } from '../components/json-view';
 import { RunTree } from '../components/run-tree';
 import { StatusBadge } from '../components/status';
-import { describePath, type RunExecution, type RunStep } from '../composition';
+import { describePath } from '../composition';
 import { formatDuration, formatJson, formatTime } from '../format';
 import { useCan, useSession } from '../session';
 import { useAction } from '../use-action';
@@ -28,7 +28,7 @@ const ACTIVE = new Set(['running', 'waiting']);
 export function ExecutionPage({ id }: { id: string }) {
   const session = useSession();
   const canWrite = useCan('write');
-  const execution = useAsync<RunExecution>(() => api.executions.get(id), [id]);
+  const execution = useAsync(() => api.executions.get(id), [id]);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   // After an action, the run is read again for a while even when its status is final: a retried run
   // shows 'failed' until Temporal has reset it.
@@ -115,7 +115,7 @@ export function ExecutionPage({ id }: { id: string }) {
  * Why the run failed: the step and code, where the step sits when it is inside containers (its `path`, as
  * a breadcrumb of containers and runs), and the run a failed workflow step started.
  */
-function RunError({ run }: { run: RunExecution }) {
+function RunError({ run }: { run: Execution }) {
   const error = run.error!;
   const path = error.path && error.path.length > 1 ? describePath(error.path, run.steps) : undefined;
   const child = childFailure(error.details);
@@ -205,7 +205,7 @@ function StalledNotice({ stalled }: { stalled: Stalled }) {
   );
 }
 
-function RunActions({ run, onDone }: { run: RunExecution; onDone: (message: string) => Promise<void> }) {
+function RunActions({ run, onDone }: { run: Execution; onDone: (message: string) => Promise<void> }) {
   const [retrying, setRetrying] = useState(false);
   const action = useAction();
   const canceling = useConfirmed(
@@ -258,7 +258,7 @@ function RetryEditor({
   onClose,
   onDone,
 }: {
-  run: RunExecution;
+  run: Execution;
   onClose: () => void;
   onDone: (message: string) => Promise<void>;
 }) {
@@ -335,8 +335,8 @@ function Approval({
   canWrite,
   onDone,
 }: {
-  run: RunExecution;
-  step: RunStep;
+  run: Execution;
+  step: Step;
   canWrite: boolean;
   onDone: (message: string) => Promise<void>;
 }) {
@@ -384,7 +384,7 @@ function Approval({
   );
 }
 
-function approvalMessage(step: RunStep): string | undefined {
+function approvalMessage(step: Step): string | undefined {
   const input = step.input as { message?: unknown } | null;
   return input && typeof input === 'object' && typeof input.message === 'string' ? input.message : undefined;
 }
