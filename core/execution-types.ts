@@ -39,6 +39,8 @@ export interface ParentLink {
   execution_id: string;
   step: string;
   depth: number;
+  /** Where the workflow step is in its parent: the containers around it (RunPath); absent at the top level. */
+  path?: RunPath;
 }
 
 /** Children nest at most this deep (`child_depth_exceeded`). */

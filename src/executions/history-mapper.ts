@@ -18,6 +18,7 @@ import { optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import {
   DECIDE_UPDATE,
+  EXECUTION_WORKFLOW_TYPE,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
   type ControlResult,
@@ -41,7 +42,7 @@ import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
 import { stepKey, type Close, type RetryActivity } from './step-views';
-import { mapList, topListFrame, type ContainerControls, type ListSources } from './step-lists';
+import { mapList, type ChildRun, topListFrame, type ContainerControls, type ListSources } from './step-lists';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -90,6 +91,8 @@ export async function decodeHistory(events: HistoryEvent[], codecs: readonly Pay
       decodeIn(event.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success),
       decodeIn(event.workflowExecutionCompletedEventAttributes?.result),
       decodeIn(event.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details),
+      decodeIn(event.startChildWorkflowExecutionInitiatedEventAttributes?.input),
+      decodeIn(event.childWorkflowExecutionCompletedEventAttributes?.result),
     );
     const details = event.markerRecordedEventAttributes?.details;
     if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
@@ -163,6 +166,9 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
   const retries = new Map<string, RetryActivity>();
   const byScheduledId = new Map<string, RetryActivity>();
   const decisions = new DecisionLedger();
+  /** Child executions of workflow steps, by the step's key; and by the event that initiated them. */
+  const children = new Map<string, ChildRun>();
+  const childByInitiatedId = new Map<string, ChildRun>();
   let lastTaskStarted = startedAt;
   let close: Close | undefined;
   /** Ends the attempts of the activity that event `scheduledEventId` scheduled, as `event` says. */
@@ -195,6 +201,48 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
       case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
         lastTaskStarted = eventDate(event);
         break;
+      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
+        const attrs = event.startChildWorkflowExecutionInitiatedEventAttributes!;
+        if (attrs.workflowType?.name !== EXECUTION_WORKFLOW_TYPE) break;
+        const parent = (firstPayload(attrs.input) as ExecutionInput | undefined)?.parent;
+        if (!parent) break;
+        const child: ChildRun = {
+          executionId: attrs.workflowId ?? '',
+          initiatedAt: eventDate(event),
+          state: 'running',
+          finishedAt: null,
+          output: null,
+        };
+        children.set(stepKey(parent.path ?? [], parent.step), child);
+        childByInitiatedId.set(id, child);
+        break;
+      }
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: {
+        const attrs = event.childWorkflowExecutionCompletedEventAttributes!;
+        const child = childByInitiatedId.get(String(attrs.initiatedEventId));
+        if (child) {
+          const result = firstPayload(attrs.result) as { output?: unknown } | undefined;
+          Object.assign(child, {
+            state: 'success',
+            finishedAt: eventDate(event),
+            output: result?.output ?? null,
+          });
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED:
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: {
+        const initiated =
+          event.childWorkflowExecutionFailedEventAttributes?.initiatedEventId ??
+          event.childWorkflowExecutionCanceledEventAttributes?.initiatedEventId ??
+          event.childWorkflowExecutionTerminatedEventAttributes?.initiatedEventId ??
+          event.childWorkflowExecutionTimedOutEventAttributes?.initiatedEventId;
+        const child = childByInitiatedId.get(String(initiated));
+        if (child) Object.assign(child, { state: 'failed', finishedAt: eventDate(event) });
+        break;
+      }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const attrs = event.activityTaskScheduledEventAttributes!;
         const retry: RetryActivity = {
@@ -275,6 +323,7 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
     decisions: decisions.byStep,
     controls,
     startedRuns,
+    children,
     close,
     lastTaskStarted,
     now,

@@ -6,7 +6,7 @@
  * entry, a map's items, a switch's case) and of each loop iteration's `until`, and from its runs' steps;
  * its output is recomputed from them as the workflow computed it (core/container-outputs.ts).
  */
-import type { ContainerStep, Step } from '../../core/definitions/schema';
+import type { ContainerStep, Step, WorkflowStep } from '../../core/definitions/schema';
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import {
   STEP_ERROR_CODES,
@@ -25,7 +25,19 @@ export interface ContainerControls {
   until: ControlResult[];
 }
 
+/** The child execution a workflow step started (its StartChildWorkflowExecutionInitiated event and end). */
+export interface ChildRun {
+  executionId: string;
+  initiatedAt: Date;
+  state: 'running' | 'success' | 'failed';
+  finishedAt: Date | null;
+  /** The child's own output, once it succeeded. */
+  output: unknown;
+}
+
 export interface ListSources extends LeafSources {
+  /** Child executions of workflow steps, by the step's key (its run path and its id). */
+  children: Map<string, ChildRun>;
   /** By the container's step key (its run path and its id). */
   controls: Map<string, ContainerControls>;
   /** Run paths (joined by "/") under which something was recorded: those runs have started. */
@@ -96,8 +108,62 @@ function reachedView(step: Step, frame: ListFrame, sources: ListSources): StepVi
   const record = sources.records.get(key);
   // A container's record: one carried over by a retry (ExecutionInput.resume).
   if (record) return stepView(step, key, record, frame.context, sources);
-  if (isLeafStep(step) || step.kind === 'workflow') return undefined;
+  if (isLeafStep(step)) return undefined;
+  if (step.kind === 'workflow') return workflowStepView(step, key, sources);
   return containerView(step, frame, sources);
+}
+
+/**
+ * A workflow step: entered (its `if`, an evaluate_control answer), then its child execution (found by the
+ * parent link in the child's input): running while the child runs when it waits for it, success with the
+ * child's output, failed with the run's error (child_failed, or a refusal before the start).
+ */
+function workflowStepView(step: WorkflowStep, key: string, sources: ListSources): StepView | undefined {
+  const enter = sources.controls.get(key)?.enter;
+  const child = sources.children.get(key);
+  if (!enter && !child) return undefined;
+  const view = emptyStep(step, 'running');
+  if (enter?.skip) return { ...view, status: 'skipped' };
+  view.started_at = enter?.at ?? child!.initiatedAt.toISOString();
+  view.attempts = 1;
+  const { close } = sources;
+  const failedHere = failureAt(close, key);
+  if (failedHere) {
+    return withDuration(
+      { ...view, status: 'failed', finished_at: close!.at.toISOString(), error: failedHere },
+      sources.now,
+    );
+  }
+  if (!child) {
+    if (close) Object.assign(view, { status: 'canceled', finished_at: close.at.toISOString() });
+    return withDuration(view, sources.now);
+  }
+  if (step.wait === false) {
+    return withDuration(
+      {
+        ...view,
+        status: 'success',
+        finished_at: child.initiatedAt.toISOString(),
+        output: { execution_id: child.executionId },
+      },
+      sources.now,
+    );
+  }
+  if (child.state === 'success') {
+    return withDuration(
+      {
+        ...view,
+        status: 'success',
+        finished_at: child.finishedAt!.toISOString(),
+        output: { execution_id: child.executionId, status: 'success', output: child.output },
+      },
+      sources.now,
+    );
+  }
+  // Still running, or ended otherwise while the run is open (its failure is about to close it).
+  if (close) Object.assign(view, { status: 'canceled', finished_at: close.at.toISOString() });
+  view.output = { execution_id: child.executionId };
+  return withDuration(view, sources.now);
 }
 
 /** What a container ended with (or that it has not ended). */

@@ -303,9 +303,7 @@ describe('Console: composition @browser', function () {
     expectNoErrors(watch);
   });
 
-  // Skipped: GET /v1/executions/{id} shows a workflow step as `skipped` with a null output although it ran,
-  // so its page has no execution_id to link to. Unskip once the API shows the step's record.
-  it.skip('links a workflow step to the run it started', async () => {
+  it('links a workflow step to the run it started', async () => {
     const parent = await callerRun();
     const child = (parent.output as { execution_id: string }).execution_id;
 

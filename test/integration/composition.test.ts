@@ -179,6 +179,10 @@ describe('composition @integration', function () {
       expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
       const output = execution.output as { execution_id: string; status: string; output: unknown };
       expect(output).to.include({ status: 'success', output: 'Ada billed' });
+      // The step shows what it did: its child's id and output.
+      const step = execution.steps.find((s) => s.id === 'call')!;
+      expect(step).to.deep.include({ kind: 'workflow', status: 'success' });
+      expect(step.output).to.deep.equal(output);
       const child = (await service.api().get(`/v1/executions/${output.execution_id}`).expect(200)).body;
       expect(child.trigger).to.deep.equal({ type: 'workflow' });
       expect(child.parent).to.deep.equal({ execution_id: execution.execution_id, step: 'call' });

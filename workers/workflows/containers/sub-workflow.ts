@@ -52,7 +52,12 @@ export async function runSubWorkflow(
     workspace_id: run.workspaceId,
     step: { ...rest, ...(template !== undefined && { input: template }) },
     context: contextFor(frameContext(run, frame), [template ?? null]),
-    parent: { execution_id: run.context.execution.id, step: step.id, depth: depth + 1 },
+    parent: {
+      execution_id: run.context.execution.id,
+      step: step.id,
+      depth: depth + 1,
+      ...(frame.path.length > 0 && { path: frame.path }),
+    },
   });
   if ('error' in prepared) return fail(prepared.error);
   const child = prepared.child;

@@ -1394,7 +1394,17 @@ export interface components {
       id: string;
       name: string;
       /** @enum {string} */
-      kind: 'trigger' | 'rules' | 'connector' | 'ai' | 'approval' | 'parallel' | 'map' | 'switch' | 'loop';
+      kind:
+        | 'trigger'
+        | 'rules'
+        | 'connector'
+        | 'ai'
+        | 'approval'
+        | 'parallel'
+        | 'map'
+        | 'switch'
+        | 'loop'
+        | 'workflow';
       /** @enum {string} */
       status: 'running' | 'waiting' | 'success' | 'failed' | 'skipped' | 'canceled';
       started_at: string | null;
