@@ -351,3 +351,36 @@ export const STEP_ERROR_CODES = {
   childFailed: 'child_failed',
   childDepthExceeded: 'child_depth_exceeded',
 } as const;
+
+/** Workflow type of a large map's chunks (workers/workflows/map-chunk.ts). */
+export const MAP_CHUNK_WORKFLOW_TYPE = 'map_chunk';
+
+export interface MapChunkInput {
+  workspaceId: string;
+  workflow: { id: string; version: number };
+  /** The execution's input and identity, as every expression sees them. */
+  context: Pick<ExpressionContext, 'input' | 'execution'>;
+  /** The map step's frame: where it is, what its steps can read. */
+  frame: { path: RunPath; scope: Record<string, unknown>; steps: ExpressionContext['steps'] };
+  stepId: string;
+  steps: Definition['steps'];
+  /** The name of the item in the context (`as`). */
+  as: string;
+  /** The items of this chunk, and the index of the first one in the map. */
+  items: unknown[];
+  first: number;
+  /** Failures past which the chunk stops (the map's tolerated failures). */
+  allowed: number;
+  depth: number;
+}
+
+export interface MapChunkResult {
+  /** Each item's last step output, in order (null for a failed or unstarted item). */
+  outputs: unknown[];
+  /** The items that failed, with the error (its path names the item). */
+  failures: { index: number; error: ExecutionError }[];
+  /** Items that ran (the chunk stops early past its allowed failures, or at a `stop` rule). */
+  ran: number;
+  /** A rules step said `stop`: the whole execution ends with success. */
+  stopped?: string;
+}

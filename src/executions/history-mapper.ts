@@ -19,6 +19,9 @@ import { temporal } from '@temporalio/proto';
 import {
   DECIDE_UPDATE,
   EXECUTION_WORKFLOW_TYPE,
+  MAP_CHUNK_WORKFLOW_TYPE,
+  type MapChunkInput,
+  type MapChunkResult,
   type ApprovalDecision,
   type ApprovalDecisionRequest,
   type ControlResult,
@@ -42,7 +45,14 @@ import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
 import { stepKey, type Close, type RetryActivity } from './step-views';
-import { mapList, type ChildRun, topListFrame, type ContainerControls, type ListSources } from './step-lists';
+import {
+  mapList,
+  type ChildRun,
+  type ChunkRun,
+  topListFrame,
+  type ContainerControls,
+  type ListSources,
+} from './step-lists';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
@@ -169,6 +179,9 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
   /** Child executions of workflow steps, by the step's key; and by the event that initiated them. */
   const children = new Map<string, ChildRun>();
   const childByInitiatedId = new Map<string, ChildRun>();
+  /** A large map's chunks, by the map's step key; and by the event that initiated them. */
+  const chunks = new Map<string, ChunkRun[]>();
+  const chunkByInitiatedId = new Map<string, ChunkRun>();
   let lastTaskStarted = startedAt;
   let close: Close | undefined;
   /** Ends the attempts of the activity that event `scheduledEventId` scheduled, as `event` says. */
@@ -203,6 +216,21 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
         break;
       case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
         const attrs = event.startChildWorkflowExecutionInitiatedEventAttributes!;
+        if (attrs.workflowType?.name === MAP_CHUNK_WORKFLOW_TYPE) {
+          const chunkInput = firstPayload(attrs.input) as MapChunkInput | undefined;
+          if (!chunkInput) break;
+          const chunk: ChunkRun = {
+            first: chunkInput.first,
+            count: chunkInput.items.length,
+            state: 'running',
+            initiatedAt: eventDate(event),
+            finishedAt: null,
+          };
+          const key = stepKey(chunkInput.frame.path, chunkInput.stepId);
+          chunks.set(key, [...(chunks.get(key) ?? []), chunk]);
+          chunkByInitiatedId.set(id, chunk);
+          break;
+        }
         if (attrs.workflowType?.name !== EXECUTION_WORKFLOW_TYPE) break;
         const parent = (firstPayload(attrs.input) as ExecutionInput | undefined)?.parent;
         if (!parent) break;
@@ -219,6 +247,11 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
       }
       case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: {
         const attrs = event.childWorkflowExecutionCompletedEventAttributes!;
+        const chunk = chunkByInitiatedId.get(String(attrs.initiatedEventId));
+        if (chunk) {
+          const result = firstPayload(attrs.result) as MapChunkResult | undefined;
+          Object.assign(chunk, { state: 'success', finishedAt: eventDate(event), ...(result && { result }) });
+        }
         const child = childByInitiatedId.get(String(attrs.initiatedEventId));
         if (child) {
           const result = firstPayload(attrs.result) as { output?: unknown } | undefined;
@@ -241,6 +274,10 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
           event.childWorkflowExecutionTimedOutEventAttributes?.initiatedEventId;
         const child = childByInitiatedId.get(String(initiated));
         if (child) Object.assign(child, { state: 'failed', finishedAt: eventDate(event) });
+        const chunk = chunkByInitiatedId.get(String(initiated));
+        const canceled = event.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED;
+        if (chunk)
+          Object.assign(chunk, { state: canceled ? 'canceled' : 'failed', finishedAt: eventDate(event) });
         break;
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
@@ -324,6 +361,7 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
     controls,
     startedRuns,
     children,
+    chunks,
     close,
     lastTaskStarted,
     now,

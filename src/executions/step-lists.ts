@@ -12,6 +12,7 @@ import {
   STEP_ERROR_CODES,
   type ControlResult,
   type ExpressionContext,
+  type MapChunkResult,
   type RunPath,
 } from '../../core/execution-types';
 import { loopOutput, parallelOutput, switchOutput, toleratedFailures } from '../../core/container-outputs';
@@ -35,7 +36,19 @@ export interface ChildRun {
   output: unknown;
 }
 
+/** One chunk of a large map (a map_chunk child workflow), as the execution's history shows it. */
+export interface ChunkRun {
+  first: number;
+  count: number;
+  state: 'running' | 'success' | 'failed' | 'canceled';
+  initiatedAt: Date;
+  finishedAt: Date | null;
+  result?: MapChunkResult;
+}
+
 export interface ListSources extends LeafSources {
+  /** A large map's chunks, by the map's step key. */
+  chunks: Map<string, ChunkRun[]>;
   /** Child executions of workflow steps, by the step's key (its run path and its id). */
   children: Map<string, ChildRun>;
   /** By the container's step key (its run path and its id). */
@@ -242,9 +255,50 @@ function runsOf(
       const count = Math.min(again + 1, step.max_iterations);
       return Array.from({ length: count }, (_, i) => run(String(i), step.steps, { iteration: i }, true));
     }
-    case 'map':
+    case 'map': {
+      const chunks = sources.chunks.get(stepKey(frame.path, step.id));
+      if (chunks) return chunkedMapRuns(step, enter.items ?? [], chunks, frame.path);
       return mapRuns(step, enter.items ?? [], run, sources, frame.path);
+    }
   }
+}
+
+/** Outputs of the items of chunked maps, whose steps are in the chunks' histories, not in this one. */
+const chunkOutputs = new WeakMap<RunView, unknown>();
+
+/**
+ * A large map's items, from its chunks' results (workers/workflows/map-chunk.ts): each item's status,
+ * output and error. Their steps ran in the chunks' own histories, which this read does not follow: the
+ * runs show no steps.
+ */
+function chunkedMapRuns(
+  step: Extract<ContainerStep, { kind: 'map' }>,
+  items: unknown[],
+  chunks: ChunkRun[],
+  path: RunPath,
+): RunView[] {
+  return items.map((_, index) => {
+    const run: RunView = {
+      key: String(index),
+      path: [...path, step.id, String(index)],
+      status: 'pending',
+      started_at: null,
+      finished_at: null,
+      steps: [],
+    };
+    const chunk = chunks.find((c) => index >= c.first && index < c.first + c.count);
+    if (!chunk) return run;
+    run.started_at = chunk.initiatedAt.toISOString();
+    if (chunk.state === 'running') return { ...run, status: 'running' };
+    run.finished_at = chunk.finishedAt?.toISOString() ?? null;
+    const result = chunk.result;
+    if (!result) return { ...run, status: chunk.state === 'failed' ? 'failed' : 'canceled' };
+    if (result.failures.some((failure) => failure.index === index)) return { ...run, status: 'failed' };
+    if (index - chunk.first >= result.ran) return { ...run, status: 'canceled', started_at: null };
+    run.status = 'success';
+    chunkOutputs.set(run, result.outputs[index - chunk.first] ?? null);
+    return run;
+  });
 }
 
 /**
@@ -381,6 +435,7 @@ function failedBy(run: RunView): Settled {
 
 /** The output of a run's last step that ran (not skipped), as ListOutcome has it; null when none ran. */
 function lastOutput(run: RunView | undefined): unknown {
+  if (run && chunkOutputs.has(run)) return chunkOutputs.get(run);
   return run?.steps.findLast((view) => view.status === 'success')?.output ?? null;
 }
 

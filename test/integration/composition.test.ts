@@ -281,6 +281,14 @@ describe('composition @integration', function () {
       );
       expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
       expect(execution.output).to.deep.equal(numbers.map((n) => n * n + n));
+      // Reads take each item's status from its chunk's result (its steps are in the chunk's history).
+      const map = execution.steps.find((step) => step.id === 'square') as unknown as {
+        status: string;
+        runs_total: number;
+        runs: { key: string; status: string }[];
+      };
+      expect(map).to.include({ status: 'success', runs_total: 250 });
+      expect(map.runs.map((r) => r.status)).to.deep.equal(Array(20).fill('success'));
       const { client } = service.runtime.services.temporal;
       const history = await client.workflow.getHandle(execution.execution_id).fetchHistory();
       const children = (history.events ?? []).filter(

@@ -169,10 +169,12 @@ describe('outbound webhooks @integration', function () {
         'event',
         'execution_id',
         'id',
+        'output',
         'status',
         'workflow',
         'workflow_version',
       ]);
+      expect(verified['output']).to.equal(1);
     });
 
     it('fails verification with another secret (the signature really depends on it)', async () => {
@@ -230,7 +232,7 @@ describe('outbound webhooks @integration', function () {
         event: 'execution.failed',
         execution_id: id,
         status: 'failed',
-        error: { step: 'gate', code: 'rule_failed', message: 'no' },
+        error: { step: 'gate', path: ['gate'], code: 'rule_failed', message: 'no' },
       });
     });
 

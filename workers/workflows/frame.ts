@@ -136,36 +136,3 @@ export interface Runner {
   /** Evaluates a container's control expressions (`enter`: its if, items or case; `until`: a loop's end). */
   control(frame: Frame, step: ContainerStep, purpose: 'enter' | 'until'): Promise<ControlResult>;
 }
-
-/** Workflow type of map chunks (map-chunk.ts). */
-export const MAP_CHUNK_WORKFLOW_TYPE = 'map_chunk';
-
-export interface MapChunkInput {
-  workspaceId: string;
-  workflow: { id: string; version: number };
-  /** The execution's input and identity, as every expression sees them. */
-  context: Pick<ExpressionContext, 'input' | 'execution'>;
-  /** The map step's frame: where it is, what its steps can read. */
-  frame: Omit<Frame, 'halt'>;
-  stepId: string;
-  steps: Step[];
-  /** The name of the item in the context (`as`). */
-  as: string;
-  /** The items of this chunk, and the index of the first one in the map. */
-  items: unknown[];
-  first: number;
-  /** Failures past which the chunk stops (the map's tolerated failures). */
-  allowed: number;
-  depth: number;
-}
-
-export interface MapChunkResult {
-  /** Each item's last step output, in order (null for a failed or unstarted item). */
-  outputs: unknown[];
-  /** The items that failed, with the error (its path names the item). */
-  failures: { index: number; error: ExecutionError }[];
-  /** Items that ran (the chunk stops early past its allowed failures, or at a `stop` rule). */
-  ran: number;
-  /** A rules step said `stop`: the whole execution ends with success. */
-  stopped?: string;
-}

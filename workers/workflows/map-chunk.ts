@@ -10,15 +10,8 @@
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type { RunPath } from '../../core/execution-types';
 import { createRunner } from './interpreter';
-import {
-  ExecutionStop,
-  Halt,
-  StepFailure,
-  type Frame,
-  type MapChunkInput,
-  type MapChunkResult,
-  type Run,
-} from './frame';
+import { ExecutionStop, Halt, StepFailure, type Frame, type Run } from './frame';
+import { type MapChunkInput, type MapChunkResult } from '../../core/execution-types';
 
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, map_chunk);
 export async function map_chunk(input: MapChunkInput): Promise<MapChunkResult> {

@@ -22,13 +22,15 @@ import {
   ExecutionStop,
   frameContext,
   Halt,
-  MAP_CHUNK_WORKFLOW_TYPE,
   StepFailure,
   type Frame,
-  type MapChunkInput,
-  type MapChunkResult,
   type Runner,
 } from '../frame';
+import {
+  MAP_CHUNK_WORKFLOW_TYPE,
+  type MapChunkInput,
+  type MapChunkResult,
+} from '../../../core/execution-types';
 import { settleAll } from './settle';
 
 const DEFAULT_CONCURRENCY = 10;
