@@ -264,7 +264,7 @@ export const mapStepSchema = z
       .min(1)
       .max(100)
       .optional()
-      .meta({ description: 'Items running at once (default 10).' }),
+      .meta({ description: 'How many items run at the same time; default 10.' }),
     tolerated_failures: z
       .union([z.number().int().min(0).max(MAX_MAP_ITEMS), z.string().regex(TOLERATED_PERCENT_PATTERN)])
       .optional()

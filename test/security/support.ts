@@ -367,6 +367,8 @@ export interface Population {
   succeeded: string;
   waiting: string;
   failed: string;
+  /** A succeeded execution of a workflow whose step MAP_STEP is a map (its runs are a resource). */
+  mapped: string;
   webhookId: string;
   webhookSecret: string;
   deliveryId: string;
@@ -375,6 +377,8 @@ export interface Population {
 
 /** The approval step id of `approvalWorkflowId`. */
 export const APPROVAL_STEP = 'review';
+/** The map step of the population's `mapped` execution. */
+export const MAP_STEP = 'each';
 
 /**
  * Creates the population in a new workspace: an API key, two secrets, four workflows (one with a webhook
@@ -421,16 +425,31 @@ export async function populate(service: TestService, receiverUrl: string): Promi
       trigger: { type: 'webhook' },
     }),
   );
+  const mapWorkflowId = (
+    await created(
+      '/v1/workflows',
+      definition([
+        {
+          id: MAP_STEP,
+          kind: 'map',
+          items: '[1, 2]',
+          steps: [rulesStep('m', [{ when: 'true', output: 1 }])],
+        },
+      ] as never),
+    )
+  ).id!;
   const start = async (id: string) => (await created(`/v1/workflows/${id}/trigger`, {}, 202)).execution_id!;
-  const [succeeded, waiting, failed] = await Promise.all([
+  const [succeeded, waiting, failed, mapped] = await Promise.all([
     start(workflowId),
     start(approvalWorkflowId),
     start(failingWorkflowId),
+    start(mapWorkflowId),
   ]);
   await Promise.all([
     waitForExecution(api, succeeded, (e) => e.status === 'success'),
     waitForExecution(api, waiting, (e) => e.status === 'waiting'),
     waitForExecution(api, failed, (e) => e.status === 'failed'),
+    waitForExecution(api, mapped, (e) => e.status === 'success'),
   ]);
   const delivery = await waitFor(
     async () => {
@@ -455,6 +474,7 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     succeeded,
     waiting,
     failed,
+    mapped,
     webhookId: webhook.id!,
     webhookSecret: webhook.secret!,
     deliveryId: delivery.id,
@@ -476,8 +496,10 @@ export function populationPath(op: Operation, p: Population): Record<string, str
           ? p.failed
           : op.operationId === 'getExecution'
             ? p.succeeded
-            : p.waiting,
-      step_id: APPROVAL_STEP,
+            : op.operationId === 'listStepRuns'
+              ? p.mapped
+              : p.waiting,
+      step_id: op.operationId === 'listStepRuns' ? MAP_STEP : APPROVAL_STEP,
     },
     secrets: { name: p.secretName },
     webhooks: { id: p.webhookId, delivery_id: p.deliveryId },

@@ -905,7 +905,7 @@ export interface components {
       items: string;
       /** @description The name of the current item in the context (default "item"); `index` is its position. */
       as?: string;
-      /** @description Items running at once (default 10). */
+      /** @description How many items run at the same time; default 10. */
       concurrency?: number;
       /** @description Failed items the step tolerates: a count, or a percentage of the items ("5%"); default 0. A tolerated failed item is null in the output. */
       tolerated_failures?: number | string;
@@ -1649,7 +1649,7 @@ export interface components {
       items: string;
       /** @description The name of the current item in the context (default "item"); `index` is its position. */
       as?: string;
-      /** @description Items running at once (default 10). */
+      /** @description How many items run at the same time; default 10. */
       concurrency?: number;
       /** @description Failed items the step tolerates: a count, or a percentage of the items ("5%"); default 0. A tolerated failed item is null in the output. */
       tolerated_failures?: number | string;
