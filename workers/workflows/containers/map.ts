@@ -2,8 +2,8 @@
  * `map` (docs/definitions.md#composition): the step's steps run once per item, with the item (`as`, default
  * `item`) and its `index` in the context, at most `concurrency` items at once. A failed item is tolerated
  * up to `tolerated_failures` (a count, or a percentage of the items); past it the step fails with that
- * item's error, the items in flight are canceled and the pending ones never start. Output: each item's
- * last step output, in item order (null for a tolerated failure).
+ * item's error: pending items never start, and those in flight stop at their next step (frame.ts Halt).
+ * Output: each item's last step output, in item order (null for a tolerated failure).
  *
  * Up to INLINE_ITEMS items run in this workflow's history. A larger map runs in chunks of CHUNK_ITEMS items,
  * each a child workflow (map-chunk.ts) named after the execution, the step and the chunk, so that no
@@ -126,9 +126,8 @@ async function runMapInChunks(
     }
   };
   const lanes = Math.min(step.concurrency ?? DEFAULT_CONCURRENCY, chunks);
-  // Past the tolerated failures no further chunk starts, but the chunks running finish: canceling a child
-  // in the workflow task that completes another one trips the SDK's state machine (a nondeterminism
-  // error). Each chunk stops by itself past the failures the map tolerates.
+  // Past the tolerated failures no further chunk starts, and the chunks running are not canceled (as inline
+  // items are halted, not canceled): each one stops by itself past the failures the map tolerates.
   await settleAll(
     Array.from({ length: lanes }, () => lane),
     () => undefined,
