@@ -82,6 +82,36 @@ export interface ResumePoint {
   retry_of: string;
   /** The input the trigger gave, when the retry corrected it (the trigger step still shows this one). */
   original_input?: unknown;
+  /** `from_step` is a parallel or map step that failed inside: what its runs left that the retry keeps. */
+  kept?: KeptRuns;
+}
+
+/**
+ * The runs of a failed parallel or map step that a retry keeps instead of running them again
+ * (docs/api.md#retry-from-the-failed-step): the branches and items that succeeded. Only the runs of the
+ * top-level step the retry starts from; a run that runs again runs whole.
+ */
+export interface KeptRuns {
+  /** The container (ResumePoint.from_step). */
+  step: string;
+  /** Branches or items (of a map run in its own history) that succeeded, by run key. */
+  runs: KeptRun[];
+  /**
+   * A large map (run in chunks): the run id of each chunk that completed in the failed run, by the index of
+   * its first item. The retry's chunk reads its previous run's result and runs again only the items that
+   * did not succeed there.
+   */
+  chunks?: Record<string, string>;
+}
+
+export interface KeptRun {
+  key: string;
+  /** The run's output (its last step's that ran). */
+  output: unknown;
+  /** A map item's value: the item is kept only while the retry's items give it unchanged at its index. */
+  item?: unknown;
+  /** The run as reads showed it (src/executions/views.ts RunView); reads of the retry show it as it was. */
+  view: unknown;
 }
 
 /** What the execution shows for one step; `input` and `output` as docs/api.md#executions describes them. */
@@ -372,6 +402,8 @@ export interface MapChunkInput {
   /** Failures past which the chunk stops (the map's tolerated failures). */
   allowed: number;
   depth: number;
+  /** A retry: the run of this chunk in the failed run, whose succeeded items the chunk keeps (KeptRuns). */
+  previous_run_id?: string;
 }
 
 export interface MapChunkResult {

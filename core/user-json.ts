@@ -83,3 +83,21 @@ export function escapeKeysForValidation(value: unknown): { value: unknown; escap
 export function restoreEscapedKeys(value: unknown): unknown {
   return mapKeys(value, unescapeKey);
 }
+
+/**
+ * Whether two JSON values are equal: the same primitives, arrays of equal values in order, objects with the
+ * same own keys (in any order) and equal values. Deterministic and free of Node built-ins (workflow code
+ * uses it).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((value, i) => sameJson(value, other[i]));
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && sameJson(getOwn(a, key), getOwn(b, key)));
+}

@@ -38,6 +38,7 @@ import {
   RUNS_SHOWN,
   type ExecutionStatus,
   type ExecutionView,
+  type RunView,
   type StepView,
 } from './views';
 import { closedFromOutsideError, closedStatusOfEvent } from './status';
@@ -165,12 +166,25 @@ export function executionInputOf(executionId: string, source: Pick<HistorySource
 
 /** The execution with every run of every container (the runs list pages through them: runs.ts). */
 export function mapExecutionWithAllRuns(executionId: string, source: HistorySource): ExecutionView {
+  return readExecution(executionId, source).view;
+}
+
+/** An execution read from its history: the view, what it was started with, and what the view was read from. */
+export interface ExecutionRead {
+  view: ExecutionView;
+  input: ExecutionInput;
+  sources: ListSources;
+}
+
+/** Reads the history: the execution with every run of every container, and the sources of its steps. */
+export function readExecution(executionId: string, source: HistorySource): ExecutionRead {
   const now = source.now ?? new Date();
   const input = executionInputOf(executionId, source);
   const startedAt = eventDate(source.events[0]!);
 
   const records = new Map<string, StepRecord>();
   for (const record of input.resume?.records ?? []) records.set(record.id, record);
+  const kept = keptViewsOf(input);
   const controls = new Map<string, ContainerControls>();
   const startedRuns = new Set<string>();
   const retries = new Map<string, RetryActivity>();
@@ -243,6 +257,12 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
         };
         children.set(stepKey(parent.path ?? [], parent.step), child);
         childByInitiatedId.set(id, child);
+        break;
+      }
+      case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED: {
+        const attrs = event.childWorkflowExecutionStartedEventAttributes!;
+        const chunk = chunkByInitiatedId.get(String(attrs.initiatedEventId));
+        if (chunk && attrs.workflowExecution?.runId) chunk.runId = attrs.workflowExecution.runId;
         break;
       }
       case EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: {
@@ -362,6 +382,7 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
     startedRuns,
     children,
     chunks,
+    kept,
     close,
     lastTaskStarted,
     now,
@@ -373,7 +394,7 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
     execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
   };
   const steps = mapList(input.workflow.definition.steps, topListFrame(context), sources);
-  return {
+  const view: ExecutionView = {
     execution_id: executionId,
     workflow: input.workflow.id,
     workflow_version: input.workflow.version,
@@ -388,6 +409,20 @@ export function mapExecutionWithAllRuns(executionId: string, source: HistorySour
     output: close?.status === 'success' ? outputOf(close, steps) : null,
     steps: [triggerStep(input, startedAt), ...steps],
   };
+  return { view, input, sources };
+}
+
+/**
+ * A retry's kept runs (ResumePoint.kept): the runs of its top-level container that succeeded in the failed
+ * run, as reads showed them then, by the container's step key and run key.
+ */
+function keptViewsOf(input: ExecutionInput): ListSources['kept'] {
+  const kept = input.resume?.kept;
+  const views = new Map<string, RunView>();
+  for (const run of kept?.runs ?? []) views.set(run.key, run.view as RunView);
+  const byContainer: ListSources['kept'] = new Map();
+  if (kept) byContainer.set(stepKey([], kept.step), views);
+  return byContainer;
 }
 
 /**

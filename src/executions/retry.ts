@@ -16,7 +16,8 @@ import type { Services } from '../services';
 import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../../platform/store/execution-retries';
 import { callTemporal } from '../../platform/temporal/errors';
-import { decodeHistory, firstPayload, mapExecution } from './history-mapper';
+import { decodeHistory, readExecution } from './history-mapper';
+import { keptRunsOf } from './kept-runs';
 import { buildWithoutWorker } from './worker-presence';
 import {
   EXECUTION_WORKFLOW_TYPE,
@@ -67,10 +68,10 @@ export async function retryExecution(
   const history = await callTemporal(connection, () => handle.fetchHistory(), HISTORY_TIMEOUT_MS);
   const events = history.events ?? [];
   await decodeHistory(events, services.temporal.payloadCodecs);
-  const failedRun = firstPayload(events[0]?.workflowExecutionStartedEventAttributes?.input) as ExecutionInput;
-  const view = mapExecution(request.executionId, { events });
-  // A step that failed inside a container is retried from its top-level container (the path's first entry):
-  // the container runs again whole (retrying only its failed items or branches is not built yet).
+  const failed = readExecution(request.executionId, { events });
+  const { view, input: failedRun } = failed;
+  // A step that failed inside a container is retried from its top-level container (the path's first entry),
+  // which keeps the branches or items that succeeded (kept-runs.ts).
   const step = view.error?.path?.[0] ?? view.error?.step;
   if (!step) {
     throw new AppError(
@@ -88,6 +89,8 @@ export async function retryExecution(
     records: carriedRecords(view.steps, step),
     retry_of: runId,
   };
+  const kept = (view.error?.path?.length ?? 0) > 1 && keptRunsOf(failed, step, corrected !== undefined);
+  if (kept) resume.kept = kept;
   const retryInput: ExecutionInput = { ...failedRun, resume };
   if (corrected !== undefined) {
     retryInput.input = corrected;
@@ -101,8 +104,9 @@ export async function retryExecution(
     throw new AppError(
       413,
       'payload_too_large',
-      `This execution cannot be retried: the steps before "${step}" recorded ${(inputBytes / 1048576).toFixed(1)} MB, ` +
-        `and a new run carries them in its input, which Temporal limits to 2 MB. Start a new execution instead.`,
+      `This execution cannot be retried: the steps it keeps (before "${step}", and the runs of "${step}" that ` +
+        `succeeded) recorded ${(inputBytes / 1048576).toFixed(1)} MB, and a new run carries them in its input, ` +
+        `which Temporal limits to 2 MB. Start a new execution instead.`,
     );
   }
 

@@ -44,6 +44,8 @@ export interface ChunkRun {
   initiatedAt: Date;
   finishedAt: Date | null;
   result?: MapChunkResult;
+  /** The chunk's run id, once it started. */
+  runId?: string;
 }
 
 export interface ListSources extends LeafSources {
@@ -55,6 +57,11 @@ export interface ListSources extends LeafSources {
   controls: Map<string, ContainerControls>;
   /** Run paths (joined by "/") under which something was recorded: those runs have started. */
   startedRuns: Set<string>;
+  /**
+   * A retry's kept runs (ResumePoint.kept): by the container's step key, its runs that succeeded in the
+   * failed run, by run key, as reads showed them then. Shown unless this run ran them again.
+   */
+  kept: Map<string, Map<string, RunView>>;
 }
 
 /** A map runs this many items at once unless it says otherwise (workers/workflows/containers/map.ts). */
@@ -240,9 +247,10 @@ function runsOf(
 ): RunView[] {
   const run = (key: string, steps: Step[], scope: Record<string, unknown>, started?: boolean) =>
     runView(step.id, key, steps, frame, scope, sources, started);
+  const kept = keptRunOf(step, frame, sources);
   switch (step.kind) {
     case 'parallel':
-      return step.branches.map((branch) => run(branch.id, branch.steps, {}, true));
+      return step.branches.map((branch) => kept(branch.id) ?? run(branch.id, branch.steps, {}, true));
     case 'switch': {
       const chosen = enter.case ?? null;
       if (chosen === null) return [];
@@ -258,9 +266,25 @@ function runsOf(
     case 'map': {
       const chunks = sources.chunks.get(stepKey(frame.path, step.id));
       if (chunks) return chunkedMapRuns(step, enter.items ?? [], chunks, frame.path);
-      return mapRuns(step, enter.items ?? [], run, sources, frame.path);
+      return mapRuns(step, enter.items ?? [], run, kept, sources, frame.path);
     }
   }
+}
+
+/**
+ * A run of `step` that a retry kept from the failed run, unless this run ran it again (an item whose value
+ * changed: containers/map.ts).
+ */
+function keptRunOf(
+  step: ContainerStep,
+  frame: ListFrame,
+  sources: ListSources,
+): (key: string) => RunView | undefined {
+  const kept = sources.kept.get(stepKey(frame.path, step.id));
+  return (key) => {
+    const view = kept?.get(key);
+    return view && !sources.startedRuns.has([...frame.path, step.id, key].join('/')) ? view : undefined;
+  };
 }
 
 /** Outputs of the items of chunked maps, whose steps are in the chunks' histories, not in this one. */
@@ -310,6 +334,7 @@ function mapRuns(
   step: Extract<ContainerStep, { kind: 'map' }>,
   items: unknown[],
   run: (key: string, steps: Step[], scope: Record<string, unknown>, started?: boolean) => RunView,
+  kept: (key: string) => RunView | undefined,
   sources: ListSources,
   path: RunPath,
 ): RunView[] {
@@ -317,7 +342,7 @@ function mapRuns(
   const scope = (index: number) => ({ [name]: items[index], index });
   const recorded = (index: number) => sources.startedRuns.has([...path, step.id, String(index)].join('/'));
   const runs = items.map((_, index) =>
-    recorded(index) ? run(String(index), step.steps, scope(index), true) : undefined,
+    recorded(index) ? run(String(index), step.steps, scope(index), true) : kept(String(index)),
   );
   const endedRuns = runs.filter((r): r is RunView => r !== undefined && ended(r));
   // The failure past the tolerated ones stops the map: from then on, no item starts.
@@ -434,7 +459,7 @@ function failedBy(run: RunView): Settled {
 }
 
 /** The output of a run's last step that ran (not skipped), as ListOutcome has it; null when none ran. */
-function lastOutput(run: RunView | undefined): unknown {
+export function lastOutput(run: RunView | undefined): unknown {
   if (run && chunkOutputs.has(run)) return chunkOutputs.get(run);
   return run?.steps.findLast((view) => view.status === 'success')?.output ?? null;
 }

@@ -4,6 +4,7 @@
  */
 import { createControlEvaluator } from './control';
 import { createChildPreparer } from './sub-workflow';
+import { createPreviousChunkReader } from './previous-chunk';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
 import { SchemaValidator } from '../../platform/compute/schemas';
@@ -100,6 +101,8 @@ export function createActivities(deps: ActivityDeps) {
       workflowVersion: (workspaceId, workflowId, version) =>
         deps.reads.workflowVersion(workspaceId, workflowId, version),
     }),
+    // A retry's chunk of a large map: its result in the failed run (previous-chunk.ts).
+    previous_chunk_result: createPreviousChunkReader(deps.client),
     // The attempts a connector or ai step has left after its first one failed: activities of their own,
     // whose outputs must fit in a Temporal payload (see output-limit.ts).
     connector_http: limitOutput(connector),

@@ -84,6 +84,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     depth: input.parent?.depth ?? 0,
     taskBytes: { task: 0, bytes: 0 },
     emit: (event, status) => emit(run, event, status),
+    ...(input.resume?.kept && { kept: input.resume.kept }),
   };
   const frame = topFrame();
   for (const record of input.resume?.records ?? []) remember(frame, record);

@@ -5,7 +5,13 @@
  */
 import type { ContainerStep, Step } from '../../core/definitions/schema';
 import type { ExecutionError } from '../../core/error-detail';
-import type { ApprovalDecision, ControlResult, ExpressionContext, RunPath } from '../../core/execution-types';
+import type {
+  ApprovalDecision,
+  ControlResult,
+  ExpressionContext,
+  KeptRuns,
+  RunPath,
+} from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
 
 /** One run's state, passed explicitly to every helper. */
@@ -26,6 +32,16 @@ export interface Run {
   depth: number;
   /** Emits an execution event about this run (execution.ts). */
   emit(event: EventKind, status: string): Promise<void>;
+  /** A retry: the runs of the failed top-level container that it keeps (ResumePoint.kept). */
+  kept?: KeptRuns;
+}
+
+/**
+ * What a retry keeps of container `stepId` in `frame`: its branches or items that succeeded in the failed
+ * run, by run key. Only for the top-level container the retry starts from; anything else runs whole.
+ */
+export function keptRunsOf(run: Run, frame: Frame, stepId: string): KeptRuns | undefined {
+  return frame.path.length === 0 && run.kept?.step === stepId ? run.kept : undefined;
 }
 
 /** A step list being run: where it is, and what its expressions can read. */

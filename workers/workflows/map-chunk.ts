@@ -6,12 +6,21 @@
  *
  * A failed item does not stop the chunk unless the chunk alone has more failures than the map tolerates:
  * the map adds up the chunks' failures and decides. Deterministic code only.
+ *
+ * In a retry the chunk reads its result in the failed run (`previous_run_id`, through a local activity) and
+ * keeps the items that succeeded there: only the others run again.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { proxyLocalActivities, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { RunPath } from '../../core/execution-types';
 import { createRunner } from './interpreter';
 import { ExecutionStop, Halt, StepFailure, type Frame, type Run } from './frame';
 import { type MapChunkInput, type MapChunkResult } from '../../core/execution-types';
+
+const { previous_chunk_result } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
 
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, map_chunk);
 export async function map_chunk(input: MapChunkInput): Promise<MapChunkResult> {
@@ -27,8 +36,17 @@ export async function map_chunk(input: MapChunkInput): Promise<MapChunkResult> {
   };
   const runner = createRunner(run);
   const result: MapChunkResult = { outputs: [], failures: [], ran: 0 };
+  const previous = input.previous_run_id
+    ? await previous_chunk_result({ workflow_id: workflowInfo().workflowId, run_id: input.previous_run_id })
+    : null;
+  const failedBefore = new Set(previous?.failures.map((failure) => failure.index));
   for (const [offset, item] of input.items.entries()) {
     const index = input.first + offset;
+    if (previous && offset < previous.ran && !failedBefore.has(index)) {
+      result.ran++;
+      result.outputs.push(previous.outputs[offset] ?? null);
+      continue;
+    }
     const path: RunPath = [...input.frame.path, input.stepId, String(index)];
     const frame: Frame = {
       path,

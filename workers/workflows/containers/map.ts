@@ -11,6 +11,10 @@
  * chunks run at once, each running its items one after another, so that at most `concurrency` items run
  * at once either way. Canceling the execution cancels the chunks (parent close policy REQUEST_CANCEL). When
  * the step fails (or a sibling halts it) no further item or chunk starts; what runs finishes (frame.ts Halt).
+ *
+ * A retry keeps the items that succeeded in the failed run (frame.ts keptRunsOf) while the items give them
+ * unchanged at their index, and runs the others again; a chunk of a large map does the same with its
+ * previous run's result (map-chunk.ts).
  */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { MapStep } from '../../../core/definitions/schema';
@@ -22,6 +26,7 @@ import {
   ExecutionStop,
   frameContext,
   Halt,
+  keptRunsOf,
   StepFailure,
   type Frame,
   type Runner,
@@ -31,6 +36,7 @@ import {
   type MapChunkInput,
   type MapChunkResult,
 } from '../../../core/execution-types';
+import { sameJson } from '../../../core/user-json';
 import { settleAll } from './settle';
 
 const DEFAULT_CONCURRENCY = 10;
@@ -50,12 +56,18 @@ export async function runMap(
   const allowed = toleratedFailures(step.tolerated_failures, items.length);
   const outputs: unknown[] = new Array<unknown>(items.length).fill(null);
   const halt = new Halt(frame.halt);
+  const kept = new Map(keptRunsOf(runner.run, frame, step.id)?.runs.map((run) => [run.key, run]));
   let next = 0;
   let failed = 0;
   let stopped = false;
   const worker = async () => {
     while (!stopped && !halt.stopped && next < items.length) {
       const index = next++;
+      const keptItem = kept.get(String(index));
+      if (keptItem && sameJson(keptItem.item, items[index])) {
+        outputs[index] = keptItem.output;
+        continue;
+      }
       const itemFrame = childFrame(frame, step.id, String(index), { [name]: items[index], index }, halt);
       try {
         outputs[index] = (await runner.runList(itemFrame, step.steps)).output;
@@ -99,6 +111,7 @@ async function runMapInChunks(
     allowed,
     depth: run.depth,
   };
+  const previousRuns = keptRunsOf(run, frame, step.id)?.chunks;
   const failures: MapChunkResult['failures'] = [];
   let next = 0;
   let stopped = false;
@@ -106,10 +119,12 @@ async function runMapInChunks(
     while (!stopped && !frame.halt.stopped && next < chunks) {
       const chunk = next++;
       const first = chunk * CHUNK_ITEMS;
+      const previous = previousRuns && Object.hasOwn(previousRuns, first) ? previousRuns[first] : undefined;
       const result = await runChunk(run.context.execution.id, frame, step, chunk, chunks, {
         ...shared,
         items: items.slice(first, first + CHUNK_ITEMS),
         first,
+        ...(previous !== undefined && { previous_run_id: previous }),
       });
       result.outputs.forEach((output, offset) => (outputs[first + offset] = output));
       if (result.stopped !== undefined) {
