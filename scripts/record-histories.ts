@@ -82,6 +82,7 @@ const GROUPS: Group[] = [
   { name: 'outbox', record: recordUnrecordedDelivery },
   { name: 'deferral', record: recordDeferrals },
   { name: 'composition', record: recordComposition },
+  { name: 'container-retry', record: recordContainerRetries },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -658,6 +659,66 @@ async function recordComposition(stack: Stack): Promise<Recorded[]> {
     });
   }
   return [...recorded, ...children];
+}
+
+/**
+ * Retries that keep what succeeded (docs/definitions.md#retrying-a-container): a map whose item 1 failed,
+ * retried with the other items kept; a large map whose item 120 failed, retried with each chunk reading its
+ * previous run's result.
+ */
+async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  const recorded: Recorded[] = [];
+  for (const [name, count, failing, covers] of [
+    [
+      'execution-map-retry-kept',
+      3,
+      1,
+      'the retry of a map whose item 1 failed: items 0 and 2 kept from the resume point, item 1 runs again',
+    ],
+    [
+      'execution-map-chunked-retry',
+      150,
+      120,
+      'the retry of a map over 150 items whose item 120 failed: each chunk starts again with its previous run',
+    ],
+  ] as const) {
+    const path = `/retry-${name}`;
+    stack.receiver.replyOnceTo(`${path}/${failing}`, { status: 500, body: 'down' });
+    const workflowId = await createWorkflow(
+      stack.api,
+      definition([
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.ids',
+          steps: [httpStep('send', { method: 'POST', url: `${url}${path}/{{ item }}` }, { retry: NO_RETRY })],
+        },
+      ]),
+    );
+    const executionId = await trigger(stack.api, workflowId, {
+      ids: Array.from({ length: count }, (_, i) => i),
+    });
+    const failed = await expectEnd(stack, executionId, 'failed');
+    await retry(stack, executionId);
+    await expectEnd(stack, executionId, 'success', { afterRun: failed.runId });
+    recorded.push(await captureExecution(stack, name, covers, executionId));
+  }
+  // The retry's chunk that held the failed item: it read its previous run's result and ran what failed there.
+  const history = recorded[1]!.history;
+  const chunk = (history.events ?? [])
+    .filter(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED,
+    )
+    .map((e) => e.childWorkflowExecutionStartedEventAttributes!.workflowExecution!)
+    .find((execution) => execution.workflowId!.endsWith('chunk-1'))!;
+  recorded.push({
+    name: 'map-chunk-retry',
+    covers:
+      'a chunk of a retried large map: its previous run read by a local activity, only item 120 run again',
+    history: await stack.client.workflow.getHandle(chunk.workflowId!, chunk.runId!).fetchHistory(),
+  });
+  return recorded;
 }
 
 async function recordCases(stack: Stack, cases: ExecutionCase[]): Promise<Recorded[]> {
