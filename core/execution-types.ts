@@ -216,7 +216,7 @@ export interface ControlSubject {
 /** A container's control fields: everything but the step lists. */
 export type ControlStep =
   | (Omit<Extract<ContainerStep, { kind: 'parallel' }>, 'branches'> & { branches: { id: string }[] })
-  | Omit<Extract<ContainerStep, { kind: 'map' }>, 'steps'>
+  | (Omit<Extract<ContainerStep, { kind: 'map' }>, 'steps'> & { holds_approval?: boolean })
   | (Omit<Extract<ContainerStep, { kind: 'switch' }>, 'cases' | 'default'> & {
       cases: { id: string; when: string }[];
       has_default: boolean;
@@ -384,6 +384,13 @@ export const STEP_ERROR_CODES = {
 
 /** Workflow type of a large map's chunks (workers/workflows/map-chunk.ts). */
 export const MAP_CHUNK_WORKFLOW_TYPE = 'map_chunk';
+
+/**
+ * Items a map runs in the execution's own history; a larger map runs in chunks of this many items, each a
+ * child workflow (workers/workflows/containers/map.ts). A map whose steps hold an approval runs at most this
+ * many: a decision reaches the execution, not its chunks.
+ */
+export const MAP_INLINE_ITEMS = 100;
 
 export interface MapChunkInput {
   workspaceId: string;

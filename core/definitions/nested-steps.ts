@@ -30,3 +30,8 @@ export function findStep(steps: readonly Step[], id: string): Step | undefined {
   }
   return undefined;
 }
+
+/** Whether an approval step is among these steps, nested ones included. */
+export function holdsApproval(steps: readonly Step[]): boolean {
+  return steps.some((step) => step.kind === 'approval' || childStepLists(step).some(holdsApproval));
+}

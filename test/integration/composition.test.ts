@@ -367,6 +367,32 @@ describe('composition @integration', function () {
   });
 
   describe('approvals inside containers', () => {
+    it('a map of more than 100 items whose steps hold an approval fails at its start with map_too_large', async () => {
+      const execution = await run(
+        [
+          {
+            id: 'each',
+            kind: 'map',
+            items: 'input.people',
+            steps: [
+              {
+                id: 'inner',
+                kind: 'switch',
+                cases: [
+                  { id: 'never', when: 'false', steps: [rulesStep('no', [{ when: 'true', output: 0 }])] },
+                ],
+                default: [{ id: 'ok', kind: 'approval' }],
+              },
+            ],
+          },
+        ],
+        { people: Array.from({ length: 101 }, (_, i) => i) },
+      );
+      expect(execution.status).to.equal('failed');
+      expect(execution.error).to.deep.include({ step: 'each', code: 'map_too_large' });
+      expect(execution.error!.message).to.match(/approval.*at most 100/);
+    });
+
     it('each run of the step is approved by its run key; without one, 409 while several wait', async () => {
       const workflowId = await createWorkflow(
         service.api(),

@@ -6,6 +6,7 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import {
+  MAP_INLINE_ITEMS,
   STEP_ERROR_CODES,
   type ControlRequest,
   type ControlResult,
@@ -88,6 +89,16 @@ function controlEvaluator(deps: ControlDeps) {
               error: {
                 code: STEP_ERROR_CODES.mapTooLarge,
                 message: `Step "${step.id}" has ${items.length} items; a map runs over at most ${maxItems}.`,
+              },
+            };
+          if (items.length > MAP_INLINE_ITEMS && step.holds_approval)
+            return {
+              at,
+              error: {
+                code: STEP_ERROR_CODES.mapTooLarge,
+                message:
+                  `Step "${step.id}" has ${items.length} items; a map whose steps include an approval runs over at ` +
+                  `most ${MAP_INLINE_ITEMS} (a decision cannot reach the items of a larger map, which run in chunks).`,
               },
             };
           return { at, items };

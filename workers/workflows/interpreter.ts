@@ -36,6 +36,7 @@ import {
 } from '../../core/execution-types';
 import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { attemptTimeoutOf, durationMs } from '../../core/step-defaults';
+import { holdsApproval } from '../../core/definitions/nested-steps';
 import { batchFrom, contextFor, describeBatch } from './batches';
 import { retryActivityOptions } from './step-options';
 import {
@@ -183,7 +184,10 @@ function controlStep(step: ContainerStep | WorkflowStep): ControlStep {
     }
     case 'parallel':
       return { ...step, branches: step.branches.map((branch) => ({ id: branch.id })) };
-    case 'map':
+    case 'map': {
+      const { steps, ...rest } = step;
+      return holdsApproval(steps) ? { ...rest, holds_approval: true } : rest;
+    }
     case 'loop': {
       const { steps: _steps, ...rest } = step;
       return rest;

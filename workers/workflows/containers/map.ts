@@ -5,7 +5,7 @@
  * item's error: pending items never start, and those in flight stop at their next step (frame.ts Halt).
  * Output: each item's last step output, in item order (null for a tolerated failure).
  *
- * Up to INLINE_ITEMS items run in this workflow's history. A larger map runs in chunks of CHUNK_ITEMS items,
+ * Up to MAP_INLINE_ITEMS items run in this workflow's history. A larger map runs in chunks of CHUNK_ITEMS items,
  * each a child workflow (map-chunk.ts) named after the execution, the step and the chunk, so that no
  * history grows with the item count: the map's own history holds one child per chunk. `concurrency`
  * chunks run at once, each running its items one after another, so that at most `concurrency` items run
@@ -33,6 +33,7 @@ import {
 } from '../frame';
 import {
   MAP_CHUNK_WORKFLOW_TYPE,
+  MAP_INLINE_ITEMS,
   type MapChunkInput,
   type MapChunkResult,
 } from '../../../core/execution-types';
@@ -40,10 +41,8 @@ import { sameJson } from '../../../core/user-json';
 import { settleAll } from './settle';
 
 const DEFAULT_CONCURRENCY = 10;
-/** Items a map runs in its own history; more run in chunks. */
-export const INLINE_ITEMS = 100;
 /** Items per chunk of a large map. */
-export const CHUNK_ITEMS = 100;
+export const CHUNK_ITEMS = MAP_INLINE_ITEMS;
 
 export async function runMap(
   runner: Runner,
@@ -51,7 +50,7 @@ export async function runMap(
   step: MapStep,
   items: unknown[],
 ): Promise<unknown[]> {
-  if (items.length > INLINE_ITEMS) return runMapInChunks(runner, frame, step, items);
+  if (items.length > MAP_INLINE_ITEMS) return runMapInChunks(runner, frame, step, items);
   const name = step.as ?? 'item';
   const allowed = toleratedFailures(step.tolerated_failures, items.length);
   const outputs: unknown[] = new Array<unknown>(items.length).fill(null);
