@@ -150,6 +150,13 @@ export function mapExecution(executionId: string, source: HistorySource): Execut
   return { ...view, steps: view.steps.map(withFirstRuns) };
 }
 
+/** The runs a read shows (withFirstRuns): the first RUNS_SHOWN of each container, all the way down. */
+export function shownRuns(steps: StepView[]): RunView[] {
+  return steps.flatMap((step) =>
+    (step.runs ?? []).slice(0, RUNS_SHOWN).flatMap((run) => [run, ...shownRuns(run.steps)]),
+  );
+}
+
 /** A step view whose runs (and theirs, all the way down) are cut to the first RUNS_SHOWN. */
 export function withFirstRuns(view: StepView): StepView {
   if (!view.runs) return view;
@@ -182,9 +189,51 @@ export function readExecution(executionId: string, source: HistorySource): Execu
   const input = executionInputOf(executionId, source);
   const startedAt = eventDate(source.events[0]!);
 
+  const sources = collectSources(source.events, {
+    pendingActivities: source.pendingActivities,
+    now,
+    carried: input.resume?.records,
+    kept: keptViewsOf(input),
+  });
+  const { close } = sources;
+  const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
+  // The context as the worker saw it, step by step (a rules step's input is derived from it).
+  const context: ExpressionContext = {
+    input: input.input,
+    steps: {},
+    execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
+  };
+  const steps = mapList(input.workflow.definition.steps, topListFrame(context), sources);
+  const view: ExecutionView = {
+    execution_id: executionId,
+    workflow: input.workflow.id,
+    workflow_version: input.workflow.version,
+    status,
+    trigger: { type: input.trigger.type },
+    parent: input.parent ? { execution_id: input.parent.execution_id, step: input.parent.step } : null,
+    started_at: startedAt.toISOString(),
+    finished_at: close ? close.at.toISOString() : null,
+    duration_ms: durationMs(startedAt, close?.at, now),
+    error: close?.error ?? null,
+    stalled: close ? null : stalledOf(source),
+    output: close?.status === 'success' ? outputOf(close, steps) : null,
+    steps: [triggerStep(input, startedAt), ...steps],
+  };
+  return { view, input, sources };
+}
+
+/**
+ * What a run's step lists are read from, gathered from its history: step records (with `carried`, a
+ * retry's records of the steps before the failed one), container controls, activity attempts, decisions,
+ * child executions and chunks, and how the run closed.
+ */
+function collectSources(
+  events: HistoryEvent[],
+  { pendingActivities, now, carried = [], kept = new Map() }: CollectOptions,
+): ListSources {
+  const startedAt = eventDate(events[0]!);
   const records = new Map<string, StepRecord>();
-  for (const record of input.resume?.records ?? []) records.set(record.id, record);
-  const kept = keptViewsOf(input);
+  for (const record of carried) records.set(record.id, record);
   const controls = new Map<string, ContainerControls>();
   const startedRuns = new Set<string>();
   const retries = new Map<string, RetryActivity>();
@@ -208,7 +257,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     if (retry) Object.assign(retry, { ...end, finishedAt: eventDate(event) });
   };
 
-  for (const event of source.events) {
+  for (const event of events) {
     const id = String(event.eventId);
     switch (event.eventType) {
       case EventType.EVENT_TYPE_MARKER_RECORDED: {
@@ -234,6 +283,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
           const chunkInput = firstPayload(attrs.input) as MapChunkInput | undefined;
           if (!chunkInput) break;
           const chunk: ChunkRun = {
+            workflowId: attrs.workflowId ?? '',
             first: chunkInput.first,
             count: chunkInput.items.length,
             state: 'running',
@@ -364,7 +414,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     }
   }
 
-  for (const pending of source.pendingActivities ?? []) {
+  for (const pending of pendingActivities ?? []) {
     const retry = retries.get(pending.activityId ?? '');
     if (!retry || retry.state !== 'running') continue;
     retry.attempts = pending.attempt ?? retry.attempts;
@@ -373,8 +423,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     if (next) retry.nextAttemptAt = next;
   }
 
-  const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
-  const sources: ListSources = {
+  return {
     records,
     retries,
     decisions: decisions.byStep,
@@ -387,29 +436,18 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     lastTaskStarted,
     now,
   };
-  // The context as the worker saw it, step by step (a rules step's input is derived from it).
-  const context: ExpressionContext = {
-    input: input.input,
-    steps: {},
-    execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
-  };
-  const steps = mapList(input.workflow.definition.steps, topListFrame(context), sources);
-  const view: ExecutionView = {
-    execution_id: executionId,
-    workflow: input.workflow.id,
-    workflow_version: input.workflow.version,
-    status,
-    trigger: { type: input.trigger.type },
-    parent: input.parent ? { execution_id: input.parent.execution_id, step: input.parent.step } : null,
-    started_at: startedAt.toISOString(),
-    finished_at: close ? close.at.toISOString() : null,
-    duration_ms: durationMs(startedAt, close?.at, now),
-    error: close?.error ?? null,
-    stalled: close ? null : stalledOf(source),
-    output: close?.status === 'success' ? outputOf(close, steps) : null,
-    steps: [triggerStep(input, startedAt), ...steps],
-  };
-  return { view, input, sources };
+}
+
+/** What the steps of a chunk's items are read from: the chunk's own history (chunk-steps.ts). */
+export function chunkSourcesOf(events: HistoryEvent[], now = new Date()): ListSources {
+  return collectSources(events, { now });
+}
+
+interface CollectOptions {
+  pendingActivities?: PendingActivity[] | undefined;
+  now: Date;
+  carried?: StepRecord[] | undefined;
+  kept?: ListSources['kept'];
 }
 
 /**

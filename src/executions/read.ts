@@ -7,7 +7,15 @@
  */
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
-import { decodeFailure, decodeHistory, mapExecution, type HistorySource } from './history-mapper';
+import {
+  decodeFailure,
+  decodeHistory,
+  mapExecutionWithAllRuns,
+  shownRuns,
+  withFirstRuns,
+  type HistorySource,
+} from './history-mapper';
+import { showChunkItemSteps } from './chunk-steps';
 import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { executionNotFound, locateExecution } from './locate';
 import type { ExecutionView } from './views';
@@ -20,7 +28,13 @@ export async function readExecution(
   workspaceId: string,
   executionId: string,
 ): Promise<ExecutionView> {
-  return mapExecution(executionId, await readExecutionHistory(services, workspaceId, executionId));
+  const view = mapExecutionWithAllRuns(
+    executionId,
+    await readExecutionHistory(services, workspaceId, executionId),
+  );
+  // The items of a large map that the read shows: their steps are in their chunks' histories.
+  await showChunkItemSteps(services, shownRuns(view.steps));
+  return { ...view, steps: view.steps.map(withFirstRuns) };
 }
 
 /** What an execution is read from: its history and what describe tells of the open run. */

@@ -19,6 +19,7 @@ import {
   type HistorySource,
 } from './history-mapper';
 import { readExecutionHistory } from './read';
+import { showChunkItemSteps } from './chunk-steps';
 import type { RunStatus, RunView, StepView } from './views';
 
 export interface StepRunsQuery {
@@ -45,11 +46,17 @@ export async function listStepRuns(
     query,
     scope: { list: 'step-runs', workspaceId, executionId, stepId, status: query.status ?? null },
     isPosition,
-    fetch: async (limit, after) =>
-      (after ? listed.filter(({ position }) => comparePositions(position, after) > 0) : listed).slice(
-        0,
-        limit,
-      ),
+    fetch: async (limit, after) => {
+      const page = (
+        after ? listed.filter(({ position }) => comparePositions(position, after) > 0) : listed
+      ).slice(0, limit);
+      // Items of a large map: their steps are in their chunks' histories.
+      await showChunkItemSteps(
+        services,
+        page.map(({ run }) => run),
+      );
+      return page;
+    },
     positionOf: ({ position }) => position,
     toView: ({ run }) => ({ ...run, steps: run.steps.map(withFirstRuns) }),
   });

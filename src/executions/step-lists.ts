@@ -44,7 +44,8 @@ export interface ChunkRun {
   initiatedAt: Date;
   finishedAt: Date | null;
   result?: MapChunkResult;
-  /** The chunk's run id, once it started. */
+  /** The chunk's workflow id, and its run id once it started. */
+  workflowId: string;
   runId?: string;
 }
 
@@ -265,7 +266,7 @@ function runsOf(
     }
     case 'map': {
       const chunks = sources.chunks.get(stepKey(frame.path, step.id));
-      if (chunks) return chunkedMapRuns(step, enter.items ?? [], chunks, frame.path);
+      if (chunks) return chunkedMapRuns(step, enter.items ?? [], chunks, frame);
       return mapRuns(step, enter.items ?? [], run, kept, sources, frame.path);
     }
   }
@@ -290,39 +291,76 @@ function keptRunOf(
 /** Outputs of the items of chunked maps, whose steps are in the chunks' histories, not in this one. */
 const chunkOutputs = new WeakMap<RunView, unknown>();
 
+/** An item of a chunked map: the chunk whose history holds its steps, and how to show them from it. */
+export interface ChunkItem {
+  chunk: { workflowId: string; runId: string };
+  /** Sets the run's steps from its chunk's history (read by chunk-steps.ts), if the item ran there. */
+  fill(chunkSources: ListSources): void;
+}
+
+const chunkItems = new WeakMap<RunView, ChunkItem>();
+
+/** The chunk of a chunked map's item run (undefined for any other run). */
+export function chunkItemOf(run: RunView): ChunkItem | undefined {
+  return chunkItems.get(run);
+}
+
 /**
  * A large map's items, from its chunks' results (workers/workflows/map-chunk.ts): each item's status,
- * output and error. Their steps ran in the chunks' own histories, which this read does not follow: the
- * runs show no steps.
+ * output and error. Their steps ran in the chunks' own histories: a run shows them once its chunk's
+ * history is read (chunkItemOf, chunk-steps.ts), which reads do for the runs they show.
  */
 function chunkedMapRuns(
   step: Extract<ContainerStep, { kind: 'map' }>,
   items: unknown[],
   chunks: ChunkRun[],
-  path: RunPath,
+  frame: ListFrame,
 ): RunView[] {
-  return items.map((_, index) => {
-    const run: RunView = {
-      key: String(index),
-      path: [...path, step.id, String(index)],
-      status: 'pending',
-      started_at: null,
-      finished_at: null,
-      steps: [],
-    };
+  const name = step.as ?? 'item';
+  // What the items' steps saw besides their item: the steps before the map.
+  const before = { ...frame.context.steps };
+  return items.map((item, index) => {
     const chunk = chunks.find((c) => index >= c.first && index < c.first + c.count);
-    if (!chunk) return run;
-    run.started_at = chunk.initiatedAt.toISOString();
-    if (chunk.state === 'running') return { ...run, status: 'running' };
-    run.finished_at = chunk.finishedAt?.toISOString() ?? null;
-    const result = chunk.result;
-    if (!result) return { ...run, status: chunk.state === 'failed' ? 'failed' : 'canceled' };
-    if (result.failures.some((failure) => failure.index === index)) return { ...run, status: 'failed' };
-    if (index - chunk.first >= result.ran) return { ...run, status: 'canceled', started_at: null };
-    run.status = 'success';
-    chunkOutputs.set(run, result.outputs[index - chunk.first] ?? null);
+    const run = chunkedItemRun([...frame.path, step.id, String(index)], index, chunk);
+    if (!chunk?.runId) return run;
+    chunkItems.set(run, {
+      chunk: { workflowId: chunk.workflowId, runId: chunk.runId },
+      fill: (chunkSources) => {
+        // An item the chunk kept from its previous run (a retry), or never reached, has no steps there.
+        if (!chunkSources.startedRuns.has(run.path.join('/'))) return;
+        const itemFrame: ListFrame = {
+          path: run.path,
+          context: { ...frame.context, [name]: item, index, steps: { ...before } },
+          started: true,
+        };
+        run.steps = mapList(step.steps, itemFrame, chunkSources);
+      },
+    });
     return run;
   });
+}
+
+/** Item `index` of a chunked map as its chunk's result tells it (no steps). */
+function chunkedItemRun(path: RunPath, index: number, chunk: ChunkRun | undefined): RunView {
+  const run: RunView = {
+    key: String(index),
+    path,
+    status: 'pending',
+    started_at: null,
+    finished_at: null,
+    steps: [],
+  };
+  if (!chunk) return run;
+  run.started_at = chunk.initiatedAt.toISOString();
+  if (chunk.state === 'running') return { ...run, status: 'running' };
+  run.finished_at = chunk.finishedAt?.toISOString() ?? null;
+  const result = chunk.result;
+  if (!result) return { ...run, status: chunk.state === 'failed' ? 'failed' : 'canceled' };
+  if (result.failures.some((failure) => failure.index === index)) return { ...run, status: 'failed' };
+  if (index - chunk.first >= result.ran) return { ...run, status: 'canceled', started_at: null };
+  run.status = 'success';
+  chunkOutputs.set(run, result.outputs[index - chunk.first] ?? null);
+  return run;
 }
 
 /**

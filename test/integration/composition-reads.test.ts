@@ -159,6 +159,51 @@ describe('composition reads @integration', function () {
     expect(failed.runs.every((r) => r.status === 'failed')).to.equal(true);
   });
 
+  it('the items of a map of more than 100 items (run in chunks) show their steps, read and paged', async () => {
+    const items = Array.from({ length: 150 }, (_, n) => n);
+    const execution = await run(
+      [
+        rulesStep('base', [{ when: 'true', output: 1000 }]),
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.items',
+          tolerated_failures: 1,
+          steps: [
+            rulesStep('check', [{ when: 'item = 130', action: 'fail', message: 'item {{ index }} failed' }], {
+              default: '{{ item + steps.base.output }}',
+            }),
+            rulesStep('twice', [{ when: 'true', output: '{{ steps.check.output * 2 }}' }]),
+          ],
+        },
+      ],
+      { items },
+    );
+    expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+    const each = stepOf(execution, 'each');
+    expect(each.runs_total).to.equal(150);
+    // The first 20 items, from the first chunk's history: each step, its output from the steps before the map.
+    expect(each.runs![7]!.steps.map((step) => [step.id, step.status, step.output])).to.deep.equal([
+      ['check', 'success', 1007],
+      ['twice', 'success', 2014],
+    ]);
+
+    // A page in the second chunk, with the failed item's error.
+    const page = await service
+      .api()
+      .get(`/v1/executions/${execution.execution_id}/steps/each/runs?status=failed`);
+    expect(page.status, JSON.stringify(page.body)).to.equal(200);
+    const [failed] = (page.body as RunPage).data;
+    expect(failed!.key).to.equal('130');
+    expect(failed!.steps[0]).to.deep.include({
+      id: 'check',
+      status: 'failed',
+      error: { code: 'rule_failed', message: 'item 130 failed' },
+    });
+    const all = await allRuns(execution.execution_id, 'each', 'limit=100');
+    expect(all.runs[149]!.steps.map((step) => step.output)).to.deep.equal([1149, 2298]);
+  });
+
   it('a cursor of the runs list is refused with other filters (400)', async () => {
     const id = await start(
       [
