@@ -3238,6 +3238,7 @@ export interface operations {
        *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
        *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
        *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
+       *     - `invalid_definition`: A sleep's `until` written out (without a template) is not an RFC 3339 time (a date that does not exist, such as February 30th, is not one).
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
@@ -4076,6 +4077,7 @@ export interface operations {
        *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
        *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
        *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
+       *     - `invalid_definition`: A sleep's `until` written out (without a template) is not an RFC 3339 time (a date that does not exist, such as February 30th, is not one).
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
