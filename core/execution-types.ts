@@ -168,8 +168,12 @@ export type BatchNext =
   | { kind: 'defer'; request: HttpRequestSpec | AiRequestSpec; meta: StepMeta }
   /** The last record is an approval step, now waiting for a decision. */
   | { kind: 'approval'; timeout: string | null }
-  /** The last record is a sleep step, now waiting until `until` (RFC 3339, UTC; in the future when told). */
-  | { kind: 'sleep'; until: string };
+  /**
+   * The last record is a sleep step, now waiting until `until` (RFC 3339, UTC), which was `delay_ms` ahead
+   * when the activity ended: the workflow's own clock stands still for the whole workflow task, so it
+   * cannot tell how far `until` is.
+   */
+  | { kind: 'sleep'; until: string; delay_ms: number };
 
 export interface ExecutionResult {
   status: 'success';

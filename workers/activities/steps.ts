@@ -409,7 +409,7 @@ async function beginSleep(
   }
   return {
     record: { ...unfinishedRecord(step, 'waiting', started, input), waiting_for: { type: 'timer', until } },
-    next: { kind: 'sleep', until },
+    next: { kind: 'sleep', until, delay_ms: wake.at - Date.now() },
   };
 }
 

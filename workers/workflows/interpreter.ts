@@ -221,7 +221,7 @@ async function follow(
     case 'approval':
       return { value: await waitForDecision(run, frame, step, next.timeout) };
     case 'sleep':
-      return { value: await sleepUntil(run, frame, step, next.until) };
+      return { value: await sleepUntil(run, frame, step, next) };
   }
 }
 

@@ -10,21 +10,25 @@
  */
 import { CancellationScope, condition, sleep } from '@temporalio/workflow';
 import type { LeafStep } from '../../core/definitions/schema';
-import type { SleepOutput } from '../../core/execution-types';
+import type { BatchNext, SleepOutput } from '../../core/execution-types';
 import { Halted, waitKey, type Frame, type Run } from './frame';
 import { waitBegan, waitEnded } from './waiting';
 
-/** Sleeps until `until` (RFC 3339, from the step's record); the step's output once it woke. */
+/**
+ * Sleeps until `next.until`; the step's output once it woke. The timer starts when this workflow task
+ * completes, a moment after the activity measured `delay_ms`: so it fires at `until` or a moment after,
+ * never before.
+ */
 export async function sleepUntil(
   run: Run,
   frame: Frame,
   step: LeafStep,
-  until: string,
+  next: Extract<BatchNext, { kind: 'sleep' }>,
 ): Promise<SleepOutput> {
+  const { until } = next;
   run.sleeping++;
   waitBegan(run);
-  // Workflow time: when this workflow task began, on Temporal's clock. At least 1 ms: the record said future.
-  const ms = Math.max(1, Date.parse(until) - Date.now());
+  const ms = Math.max(1, next.delay_ms);
   const timerScope = new CancellationScope();
   let fired = false;
   timerScope
