@@ -144,7 +144,11 @@ class History {
       waiting_for: { type: 'timer', until },
       ...(path.length > 0 && { path }),
     };
-    this.marker('run_steps', { records: [record], next: { kind: 'sleep', until, delay_ms: 60_000 }, bytes: 0 });
+    this.marker('run_steps', {
+      records: [record],
+      next: { kind: 'sleep', until, delay_ms: 60_000 },
+      bytes: 0,
+    });
     return this.add(EventType.EVENT_TYPE_TIMER_STARTED, {
       timerStartedEventAttributes: { timerId: String(this.events.length) },
       userMetadata: { summary },
