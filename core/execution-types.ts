@@ -131,6 +131,23 @@ export interface StepRecord {
   next_attempt_at?: string;
   /** A nested step: the containers around it (RunPath). */
   path?: RunPath;
+  /** A waiting step other than an approval: what it waits for (a sleep: its timer). */
+  waiting_for?: WaitingFor;
+}
+
+/** What a waiting step waits for (docs/api.md#executions): a sleep's timer and when it fires. */
+export interface WaitingFor {
+  type: 'timer';
+  /** RFC 3339, UTC. */
+  until: string;
+}
+
+/** A sleep step's input as recorded: its `duration`, or its `until` after templates. */
+export type SleepRequestSpec = { duration: string } | { until: unknown };
+
+/** A sleep step's output once it woke: the time it slept until (RFC 3339, UTC). */
+export interface SleepOutput {
+  slept_until: string;
 }
 
 /** Input of the `run_steps` local activity: a batch of consecutive steps and the data they read. */
@@ -180,7 +197,13 @@ export type BatchNext =
    */
   | { kind: 'defer'; request: HttpRequestSpec | AiRequestSpec; meta: StepMeta }
   /** The last record is an approval step, now waiting for a decision. */
-  | { kind: 'approval'; timeout: string | null };
+  | { kind: 'approval'; timeout: string | null }
+  /**
+   * The last record is a sleep step, now waiting until `until` (RFC 3339, UTC), which was `delay_ms` ahead
+   * when the activity ended: the workflow's own clock stands still for the whole workflow task, so it
+   * cannot tell how far `until` is.
+   */
+  | { kind: 'sleep'; until: string; delay_ms: number };
 
 export interface ExecutionResult {
   status: 'success';
@@ -380,6 +403,8 @@ export const STEP_ERROR_CODES = {
   invalidInput: 'invalid_input',
   childFailed: 'child_failed',
   childDepthExceeded: 'child_depth_exceeded',
+  invalidTime: 'invalid_time',
+  sleepTooLong: 'sleep_too_long',
 } as const;
 
 /** Workflow type of a large map's chunks (workers/workflows/map-chunk.ts). */

@@ -11,6 +11,8 @@ export const DEFAULT_STEP_TIMEOUT: Record<LeafStep['kind'], string> = {
   ai: '2m',
   // An approval's own work is to resolve its message; the wait for a decision is the step's `timeout`.
   approval: '10s',
+  // A sleep's own work is to resolve its `until`; the sleep itself is a Temporal timer.
+  sleep: '10s',
 };
 
 /** Retry policy when the step sets no `retry`: transient failures are retried a few times. */
@@ -29,13 +31,14 @@ export interface EffectiveRetry {
 }
 
 export function retryOf(step: LeafStep): EffectiveRetry {
-  return { ...DEFAULT_RETRY, ...step.retry };
+  // A sleep has no retry: nothing it does can fail for a while and then work.
+  return { ...DEFAULT_RETRY, ...(step.kind === 'sleep' ? undefined : step.retry) };
 }
 
 /** The time limit of one attempt of a connector or ai step (an approval's `timeout` is its wait). */
 export function attemptTimeoutOf(step: LeafStep): string {
-  return step.kind === 'approval'
-    ? DEFAULT_STEP_TIMEOUT.approval
+  return step.kind === 'approval' || step.kind === 'sleep'
+    ? DEFAULT_STEP_TIMEOUT[step.kind]
     : (step.timeout ?? DEFAULT_STEP_TIMEOUT[step.kind]);
 }
 

@@ -83,6 +83,7 @@ const GROUPS: Group[] = [
   { name: 'deferral', record: recordDeferrals },
   { name: 'composition', record: recordComposition },
   { name: 'container-retry', record: recordContainerRetries },
+  { name: 'sleep', record: recordSleeps },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -718,6 +719,96 @@ async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
       'a chunk of a retried large map: its previous run read by a local activity, only item 120 run again',
     history: await stack.client.workflow.getHandle(chunk.workflowId!, chunk.runId!).fetchHistory(),
   });
+  return recorded;
+}
+
+async function recordSleeps(stack: Stack): Promise<Recorded[]> {
+  const after = rulesStep('after', [{ when: 'true', output: '{{ steps.pause.output.slept_until }}' }]);
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-sleep',
+      covers:
+        'a rules step, a `1s` sleep (its timer, named by the step, and the waiting search attribute set and cleared), a rules step',
+      steps: [
+        rulesStep('before', [{ when: 'true', output: 1 }]),
+        { id: 'pause', kind: 'sleep', duration: '1s' },
+        after,
+      ],
+      status: 'success',
+    },
+    {
+      name: 'execution-sleep-past',
+      covers: 'a sleep whose `until` template gives a past time: no timer, the run goes on at once',
+      steps: [{ id: 'pause', kind: 'sleep', until: '{{ input.at }}' }, after],
+      input: { at: '2020-01-01T00:00:00Z' },
+      status: 'success',
+    },
+    {
+      name: 'execution-sleep-loop',
+      covers: 'a loop whose iterations sleep `500ms` while `if` holds (a sleep in a container, twice)',
+      steps: [
+        {
+          id: 'poll',
+          kind: 'loop',
+          max_iterations: 5,
+          until: 'iteration >= 2',
+          steps: [
+            rulesStep('check', [{ when: 'true', output: '{{ iteration }}' }]),
+            { id: 'nap', kind: 'sleep', duration: '500ms', if: 'steps.check.output < 2' },
+          ],
+        },
+      ],
+      status: 'success',
+    },
+    {
+      name: 'execution-sleep-halted',
+      covers:
+        'a parallel step: one branch sleeps `1h`, the other fails after `500ms`; the sleep stops (its timer canceled), the run fails',
+      steps: [
+        {
+          id: 'both',
+          kind: 'parallel',
+          branches: [
+            { id: 'slow', steps: [{ id: 'nap', kind: 'sleep', duration: '1h' }] },
+            {
+              id: 'bad',
+              steps: [
+                { id: 'wait_a_bit', kind: 'sleep', duration: '500ms' },
+                rulesStep('boom', [{ when: 'true', action: 'fail', message: 'no' }]),
+              ],
+            },
+          ],
+        },
+      ],
+      status: 'failed',
+    },
+  ]);
+
+  // One sleeping run, recorded while it sleeps (a run in flight), then canceled.
+  const workflowId = await createWorkflow(
+    stack.api,
+    definition([{ id: 'pause', kind: 'sleep', duration: '3d' }, after]),
+  );
+  const sleeping = await trigger(stack.api, workflowId);
+  await waitForExecution(stack.api, sleeping, (e) => e.status === 'waiting');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-sleep-waiting',
+      'in flight: a `3d` sleep sleeping (its timer started, the history ends there)',
+      sleeping,
+    ),
+  );
+  await post(stack.api, `/v1/executions/${sleeping}/cancel`, 202);
+  await expectEnd(stack, sleeping, 'canceled');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-sleep-canceled',
+      'the same sleeping run canceled through the API: its timer canceled, `execution.canceled`, the run ends canceled',
+      sleeping,
+    ),
+  );
   return recorded;
 }
 

@@ -186,6 +186,39 @@ export const approvalStepSchema = z
   })
   .meta({ id: 'ApprovalStep' });
 
+/**
+ * A sleep's `until`: one template giving the time (`"{{ input.send_at }}"`) or a time written out. Either
+ * way it must be an RFC 3339 time when the step runs; one written out is checked on save too.
+ */
+const sleepUntilSchema = z.string().min(1).max(2000).meta({
+  description:
+    'An RFC 3339 time ("2026-12-01T09:00:00Z"), usually a template giving one ("{{ input.send_at }}"). A time in the past continues at once; one more than 365 days ahead, or a value that is not a time, fails the step (sleep_too_long, invalid_time).',
+});
+
+export const sleepStepSchema = z
+  .strictObject({
+    id: stepCommon.id,
+    name: stepCommon.name,
+    description: stepCommon.description,
+    if: stepCommon.if,
+    kind: z.literal('sleep'),
+    duration: durationAtMost(MAX_WAIT_TIMEOUT_MS, '365d').optional().meta({
+      description: 'How long to sleep, from when the step starts: at most 365d.',
+    }),
+    until: sleepUntilSchema.optional(),
+  })
+  // Exactly one of the two says when to wake.
+  .refine((step) => (step.duration === undefined) !== (step.until === undefined), {
+    message: 'needs exactly one of "duration" or "until"',
+  })
+  .meta({
+    id: 'SleepStep',
+    // JSON Schema cannot see the refinement above: say it, so that tools generate what is accepted.
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+      jsonSchema['oneOf'] = [{ required: ['duration'] }, { required: ['until'] }];
+    },
+  });
+
 /** Steps one definition holds at most, nested ones included, whatever its workspace's steps_per_definition. */
 export const MAX_DEFINITION_STEPS = 500;
 /** Containers nest up to this many levels: top-level steps are level 1 (docs/definitions.md#composition). */
@@ -338,7 +371,8 @@ export const workflowStepSchema = z
   })
   .meta({ id: 'WorkflowStep' });
 
-const STEP_KINDS = '"rules", "connector", "ai", "approval", "parallel", "map", "switch", "loop", "workflow"';
+const STEP_KINDS =
+  '"rules", "connector", "ai", "approval", "sleep", "parallel", "map", "switch", "loop", "workflow"';
 
 export const stepSchema = z.discriminatedUnion(
   'kind',
@@ -347,6 +381,7 @@ export const stepSchema = z.discriminatedUnion(
     connectorStepSchema,
     aiStepSchema,
     approvalStepSchema,
+    sleepStepSchema,
     parallelStepSchema,
     mapStepSchema,
     switchStepSchema,
@@ -472,8 +507,9 @@ export type RulesStep = z.infer<typeof rulesStepSchema>;
 export type ConnectorStep = z.infer<typeof connectorStepSchema>;
 export type AiStep = z.infer<typeof aiStepSchema>;
 export type ApprovalStep = z.infer<typeof approvalStepSchema>;
-/** Steps the `run_steps` local activity runs (or, for an approval, begins). */
-export type LeafStep = RulesStep | ConnectorStep | AiStep | ApprovalStep;
+export type SleepStep = z.infer<typeof sleepStepSchema>;
+/** Steps the `run_steps` local activity runs (or, for an approval or a sleep, begins). */
+export type LeafStep = RulesStep | ConnectorStep | AiStep | ApprovalStep | SleepStep;
 
 /*
  * The container kinds' types are written out: their schemas refer to the step list through getters, and

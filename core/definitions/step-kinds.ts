@@ -4,7 +4,7 @@
  */
 import type { LeafStep, Step } from './schema';
 
-const LEAF_KINDS: ReadonlySet<Step['kind']> = new Set(['rules', 'connector', 'ai', 'approval']);
+const LEAF_KINDS: ReadonlySet<Step['kind']> = new Set(['rules', 'connector', 'ai', 'approval', 'sleep']);
 
 /** Whether the `run_steps` local activity runs this step (as opposed to a container or a sub-workflow). */
 export function isLeafStep(step: Step): step is LeafStep {

@@ -101,6 +101,16 @@ export const executionSummarySchema = z
   })
   .meta({ id: 'ExecutionSummary' });
 
+const waitingForSchema = z
+  .object({
+    type: z.enum(['timer']).meta({ description: '`timer`: a sleep step, sleeping until `until`.' }),
+    until: timestamp.meta({ description: 'When the wait ends (RFC 3339, UTC).' }),
+  })
+  .meta({
+    id: 'WaitingFor',
+    description: 'What a waiting step other than an approval waits for; present only while it waits.',
+  });
+
 export const stepViewSchema = z
   .object({
     id: z.string(),
@@ -111,6 +121,7 @@ export const stepViewSchema = z
       'connector',
       'ai',
       'approval',
+      'sleep',
       'parallel',
       'map',
       'switch',
@@ -126,6 +137,7 @@ export const stepViewSchema = z
     output: z.unknown(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
     next_attempt_at: timestamp.optional().meta({ description: 'When a failed attempt will be tried again.' }),
+    waiting_for: waitingForSchema.optional(),
     runs_total: z.number().int().optional().meta({
       description:
         'A container step (parallel, map, switch, loop): how many runs it has (a map: one per item).',

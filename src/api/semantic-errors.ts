@@ -99,6 +99,13 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
+    path: '/steps/\\d+(/.*)?/until',
+    message: 'must be an RFC 3339 time .*, or a template giving one .*',
+    description:
+      "A sleep's `until` written out (without a template) is not an RFC 3339 time (a date that does not exist, such as February 30th, is not one).",
+  },
+  {
+    code: 'invalid_definition',
     path: '/steps/\\d+(/.*)?/output_schema',
     message: 'is not a valid JSON Schema: .*',
     description:

@@ -20,6 +20,7 @@ import {
 } from '../../core/definitions/schema';
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import { parseUserJson } from '../../core/parse-user-json';
+import { parseRfc3339 } from '../../core/time';
 import {
   describeStepCount,
   OUTPUT_PLACE,
@@ -195,6 +196,15 @@ function checkStep(problems: ErrorDetail[], place: PlacedStep, steps: ReadonlyMa
       // Evaluated after each iteration: it reads that iteration's steps.
       checkExpression(problems, `${at}/until`, step.until, { ...scope, at: untilPlace(place) });
       break;
+    case 'sleep':
+      // A time written out (no template) is checked now rather than when the step runs.
+      if (step.until !== undefined && !step.until.includes('{{') && parseRfc3339(step.until) === undefined)
+        problems.push({
+          path: `${at}/until`,
+          message:
+            'must be an RFC 3339 time such as "2026-12-01T09:00:00Z", or a template giving one such as "{{ input.send_at }}"',
+        });
+      break;
   }
 }
 
@@ -313,6 +323,7 @@ export function stepConfiguration(step: Step): Record<string, unknown> {
   // Containers hold step lists, checked step by step; a sub-workflow step's templates are its input.
   if (step.kind === 'workflow') return { input: step.input };
   if (!isLeafStep(step)) return {};
+  if (step.kind === 'sleep') return { until: step.until };
   const {
     id: _id,
     name: _name,

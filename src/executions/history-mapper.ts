@@ -7,6 +7,7 @@
  *  - a connector or ai step whose first attempt failed goes on as an activity whose id is the step id:
  *    its attempts, result or failure complete the step's record (pending ones from describe);
  *  - an approval step's decision comes from the `decide` Update's events;
+ *  - a sleep step's end from its timer's events (sleep-timers.ts);
  *  - a rules step's input (the data it read) is derived from the context, as the worker saw it;
  *  - whether the run is stuck on a failing workflow task (src/executions/stalled.ts).
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
@@ -46,6 +47,7 @@ import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
 import { stepKey, type Close, type RetryActivity } from './step-views';
+import { SleepTimers } from './sleep-timers';
 import {
   mapList,
   type ChildRun,
@@ -107,6 +109,14 @@ export async function decodeHistory(events: HistoryEvent[], codecs: readonly Pay
     );
     const details = event.markerRecordedEventAttributes?.details;
     if (details) for (const key of Object.keys(details)) work.push(decodeIn(details[key]));
+    // A sleep's timer names its step in its summary (sleep-timers.ts).
+    const metadata = event.timerStartedEventAttributes ? event.userMetadata : undefined;
+    if (metadata?.summary)
+      work.push(
+        decodePayloads(codecs, [metadata.summary]).then(([summary]) => {
+          metadata.summary = summary;
+        }),
+      );
     work.push(decodeFailure(event.activityTaskFailedEventAttributes?.failure, codecs));
     // A workflow task the worker fails outside workflow code (decoding its activation, say) carries a
     // failure of the worker's failure converter, encoded while payloads are encrypted.
@@ -239,6 +249,7 @@ function collectSources(
   const retries = new Map<string, RetryActivity>();
   const byScheduledId = new Map<string, RetryActivity>();
   const decisions = new DecisionLedger();
+  const timers = new SleepTimers();
   /** Child executions of workflow steps, by the step's key; and by the event that initiated them. */
   const children = new Map<string, ChildRun>();
   const childByInitiatedId = new Map<string, ChildRun>();
@@ -267,7 +278,7 @@ function collectSources(
             const key = stepKey(record.path ?? [], record.id);
             records.set(key, record);
             if (record.path) markStarted(startedRuns, record.path);
-            if (record.status === 'waiting') decisions.waiting(key, record);
+            if (record.status === 'waiting' && !record.waiting_for) decisions.waiting(key, record);
           }
         } else if (marker?.type === CONTROL_ACTIVITY) {
           addControl(controls, startedRuns, marker.result as ControlResult | undefined);
@@ -276,6 +287,15 @@ function collectSources(
       }
       case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
         lastTaskStarted = eventDate(event);
+        break;
+      case EventType.EVENT_TYPE_TIMER_STARTED:
+        timers.started(event);
+        break;
+      case EventType.EVENT_TYPE_TIMER_FIRED:
+        timers.fired(event);
+        break;
+      case EventType.EVENT_TYPE_TIMER_CANCELED:
+        timers.canceled(event);
         break;
       case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: {
         const attrs = event.startChildWorkflowExecutionInitiatedEventAttributes!;
@@ -427,6 +447,7 @@ function collectSources(
     records,
     retries,
     decisions: decisions.byStep,
+    timers: timers.byStep,
     controls,
     startedRuns,
     children,

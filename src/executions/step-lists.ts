@@ -88,12 +88,13 @@ export function topListFrame(context: ExpressionContext): ListFrame {
 export function mapList(steps: Step[], frame: ListFrame, sources: ListSources): StepView[] {
   const { close } = sources;
   const views: StepView[] = [];
-  // Whether some step is still open (waiting, retrying, a container running): then the list is not inside a batch.
+  // Whether some step is still open (waiting, retrying, a container running), or was when the run closed
+  // (canceled): then the list is not inside a batch.
   let open = false;
   for (const step of steps) {
     const view = reachedView(step, frame, sources);
     if (!view) break;
-    if (view.status === 'running' || view.status === 'waiting') open = true;
+    if (view.status === 'running' || view.status === 'waiting' || view.status === 'canceled') open = true;
     views.push(view);
     if (view.status === 'success' || view.status === 'skipped')
       frame.context.steps[step.id] = { status: view.status, output: view.output };
@@ -534,6 +535,7 @@ function cancelRun(run: RunView, at: string): void {
     view.finished_at = at;
     if (view.started_at) view.duration_ms = durationMs(new Date(view.started_at), new Date(at));
     delete view.next_attempt_at;
+    delete view.waiting_for;
     for (const inner of view.runs ?? []) cancelRun(inner, at);
   }
 }

@@ -1,15 +1,23 @@
 /**
- * One leaf step (rules, connector, ai, approval) as the API shows it (docs/api.md#executions), from its
+ * One leaf step (rules, connector, ai, approval, sleep) as the API shows it (docs/api.md#executions), from its
  * `run_steps` record and what completed it later: the activity that retried it, the decision on an approval,
- * the end of the run. Steps are found by their key: the run path of the containers around them and the
+ * a sleep's timer, the end of the run. Steps are found by their key: the run path of the containers around them and the
  * step id, joined by "/" (`notify_all/3/send`); a top-level step's key is its id. That is also the activity
  * id of a nested step's retry (workers/workflows/interpreter.ts).
  */
 import type { Step } from '../../core/definitions/schema';
-import type { ApprovalDecision, ExpressionContext, RunPath, StepRecord } from '../../core/execution-types';
+import type {
+  ApprovalDecision,
+  ExpressionContext,
+  RunPath,
+  SleepOutput,
+  StepRecord,
+  WaitingFor,
+} from '../../core/execution-types';
 import type { ClosedStatus } from './status';
 import { durationMs, type ErrorView, type StepView } from './views';
 import { rulesStepInput } from './rules-input';
+import type { SleepTimer } from './sleep-timers';
 
 /** The activity that takes over a connector or ai step after its first attempt. */
 export interface RetryActivity {
@@ -34,6 +42,8 @@ export interface LeafSources {
   records: Map<string, StepRecord>;
   retries: Map<string, RetryActivity>;
   decisions: Map<string, ApprovalDecision>;
+  /** Sleep steps' timers. */
+  timers: Map<string, SleepTimer>;
   close: Close | undefined;
   /** When the current workflow task started: a running batch's first step started about then. */
   lastTaskStarted: Date;
@@ -107,7 +117,9 @@ export function stepView(
   };
   const failedHere = failureAt(close, key);
   if (record.status === 'skipped') view.input = null;
-  if (record.status === 'waiting') approvalOutcome(view, sources.decisions.get(key), failedHere, close);
+  if (record.status === 'waiting' && record.waiting_for)
+    sleepOutcome(view, record.waiting_for, sources.timers.get(key), close);
+  else if (record.status === 'waiting') approvalOutcome(view, sources.decisions.get(key), failedHere, close);
   else if (record.status === 'running')
     retryOutcome(view, record, sources.retries.get(key), failedHere, close);
   else if (record.status === 'failed' && failedHere) view.error = failedHere;
@@ -137,6 +149,27 @@ function approvalOutcome(
   } else if (close) {
     view.status = 'canceled';
     view.finished_at = close.at.toISOString();
+  }
+}
+
+/**
+ * A sleep: waiting (with what for) since its record until its timer fires; canceled when the run closed
+ * first, or its container halted it.
+ */
+function sleepOutcome(
+  view: StepView,
+  waitingFor: WaitingFor,
+  timer: SleepTimer | undefined,
+  close: Close | undefined,
+): void {
+  if (timer?.firedAt) {
+    const output: SleepOutput = { slept_until: waitingFor.until };
+    Object.assign(view, { status: 'success', finished_at: timer.firedAt.toISOString(), output });
+  } else if (close || timer?.canceledAt) {
+    view.status = 'canceled';
+    view.finished_at = (timer?.canceledAt ?? close!.at).toISOString();
+  } else {
+    view.waiting_for = waitingFor;
   }
 }
 

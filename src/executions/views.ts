@@ -2,6 +2,7 @@
  * The execution resources of the API (docs/api.md#executions), as plain types shared by mappers and routes.
  */
 import type { TriggerType } from '../../core/definitions/schema';
+import type { WaitingFor } from '../../core/execution-types';
 
 export const EXECUTION_STATUSES = [
   'running',
@@ -73,6 +74,8 @@ export interface StepView {
   error: { code: string; message: string } | null;
   /** While an attempt failed and the next one is scheduled. */
   next_attempt_at?: string;
+  /** While a sleep step sleeps: its timer and when it fires. */
+  waiting_for?: WaitingFor;
   /** A container step (parallel, map, switch, loop): how many runs it has (a map: one per item). */
   runs_total?: number;
   /** A container step: its runs in order (in an execution's read, the first RUNS_SHOWN of them). */

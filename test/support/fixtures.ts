@@ -57,6 +57,8 @@ export interface StepBody {
   output: unknown;
   error: { code: string; message: string } | null;
   next_attempt_at?: string;
+  /** A sleeping step: its timer (docs/api.md#executions). */
+  waiting_for?: { type: string; until: string };
   /** A container step (docs/api.md#steps-that-hold-steps). */
   runs_total?: number;
   runs?: RunBody[];

@@ -5,8 +5,8 @@
  * against the service: test/integration/composition-reads.test.ts.
  */
 import { expect } from 'chai';
-import { defaultPayloadConverter } from '@temporalio/common';
-import { msNumberToTs } from '@temporalio/common/lib/time';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { msNumberToTs, optionalTsToDate } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type {
   ApprovalDecision,
@@ -15,7 +15,8 @@ import type {
   RunPath,
   StepRecord,
 } from '../../core/execution-types';
-import { mapExecution, type HistorySource } from '../../src/executions/history-mapper';
+import { decodeHistory, mapExecution, type HistorySource } from '../../src/executions/history-mapper';
+import { EncryptionCodec } from '../../platform/temporal/encryption-codec';
 import { stepRuns } from '../../src/executions/runs';
 import type { RunView, StepView } from '../../src/executions/views';
 
@@ -124,11 +125,50 @@ class History {
     return this.add(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED);
   }
 
+  /** A sleep step at `path` began: its record, then its timer (named by the step's key, as sleep.ts does). */
+  slept(
+    id: string,
+    path: RunPath,
+    until: string,
+    summary: Payload = summaryOf([...path, id].join('/')),
+  ): this {
+    const record: StepRecord = {
+      id,
+      status: 'waiting',
+      started_at: iso(this.clock),
+      finished_at: null,
+      attempts: 1,
+      input: { until },
+      output: null,
+      error: null,
+      waiting_for: { type: 'timer', until },
+      ...(path.length > 0 && { path }),
+    };
+    this.marker('run_steps', {
+      records: [record],
+      next: { kind: 'sleep', until, delay_ms: 60_000 },
+      bytes: 0,
+    });
+    return this.add(EventType.EVENT_TYPE_TIMER_STARTED, {
+      timerStartedEventAttributes: { timerId: String(this.events.length) },
+      userMetadata: { summary },
+    });
+  }
+
+  /** The timer of the sleep that began `startedEvent` events ago fired (or was canceled). */
+  timerEnded(startedEvent: number, how: 'fired' | 'canceled' = 'fired'): this {
+    const timerId = this.events[startedEvent]!.timerStartedEventAttributes!.timerId!;
+    return how === 'fired'
+      ? this.add(EventType.EVENT_TYPE_TIMER_FIRED, { timerFiredEventAttributes: { timerId } })
+      : this.add(EventType.EVENT_TYPE_TIMER_CANCELED, { timerCanceledEventAttributes: { timerId } });
+  }
+
   source(): HistorySource {
     return { events: this.events, now: new Date(T0 + this.clock + 1000) };
   }
 }
 
+const summaryOf = (key: string): Payload => defaultPayloadConverter.toPayload(key);
 const rules = (id: string) => ({ id, kind: 'rules', rules: [{ when: 'true', output: 1 }] });
 const mapStep = (extra: Record<string, unknown> = {}, steps: unknown[] = [rules('each_step')]) => ({
   id: 'each',
@@ -282,5 +322,67 @@ describe('container reads: runs from history', () => {
         .to.throw()
         .that.includes({ status: 404, code: 'step_not_found' });
     }
+  });
+});
+
+describe('sleep reads: a sleep step from its record and its timer', () => {
+  const sleep = (id: string) => ({ id, kind: 'sleep', until: '{{ input.at }}' });
+  const at = iso(60_000);
+  /** The index of the last event (a sleep's TimerStarted, right after slept()). */
+  const last = (history: History) => history.events.length - 1;
+
+  it('waits with waiting_for until its timer fires, then succeeds with slept_until at the time it fired', () => {
+    const history = new History([sleep('pause'), rules('after')]).slept('pause', [], at);
+    const timer = last(history);
+    const waiting = mapExecution('ex', history.source());
+    expect(stepOf(waiting.steps, 'pause')).to.deep.include({
+      status: 'waiting',
+      waiting_for: { type: 'timer', until: at },
+      finished_at: null,
+    });
+    expect(waiting.steps.map((step) => step.id)).to.deep.equal(['trigger', 'pause']);
+    history.timerEnded(timer);
+    const fired = history.events[last(history)]!;
+    const pause = stepOf(mapExecution('ex', history.source()).steps, 'pause');
+    expect(pause).to.deep.include({ status: 'success', output: { slept_until: at } });
+    expect(pause.finished_at).to.equal(optionalTsToDate(fired.eventTime)!.toISOString());
+    expect(pause).not.to.have.property('waiting_for');
+  });
+
+  it('a timer whose summary names another step ends no sleep', () => {
+    const history = new History([sleep('pause')]).slept('pause', [], at, summaryOf('other'));
+    history.timerEnded(last(history));
+    expect(stepOf(mapExecution('ex', history.source()).steps, 'pause').status).to.equal('waiting');
+  });
+
+  it('is canceled, without waiting_for, when the execution is canceled while it sleeps; no later step shows', () => {
+    const history = new History([sleep('pause'), rules('after')]).slept('pause', [], at).canceled();
+    const execution = mapExecution('ex', history.source());
+    expect(stepOf(execution.steps, 'pause')).to.include({ status: 'canceled' });
+    expect(stepOf(execution.steps, 'pause')).not.to.have.property('waiting_for');
+    expect(execution.steps.map((step) => step.id)).to.deep.equal(['trigger', 'pause']);
+  });
+
+  it('in a map item: its run waits; a canceled timer (the map halted) cancels it', () => {
+    const history = new History([mapStep({}, [sleep('nap')])], { list: ['a', 'b'] })
+      .enter('each', { items: ['a', 'b'] })
+      .slept('nap', ['each', '0'], at);
+    const timer = last(history);
+    history.slept('nap', ['each', '1'], at);
+    let each = stepOf(mapExecution('ex', history.source()).steps, 'each');
+    expect(statuses(each.runs)).to.deep.equal(['waiting', 'waiting']);
+    expect(each.runs![1]!.steps[0]!.waiting_for).to.deep.equal({ type: 'timer', until: at });
+    history.timerEnded(timer, 'canceled').timerEnded(last(history) - 1);
+    each = stepOf(mapExecution('ex', history.source()).steps, 'each');
+    expect(each.runs!.map((run) => run.steps[0]!.status)).to.deep.equal(['canceled', 'success']);
+  });
+
+  it('reads the step of an encrypted timer summary once the history is decoded', async () => {
+    const codec = new EncryptionCodec([{ id: 'k', key: Buffer.alloc(32, 7) }]);
+    const [encrypted] = await codec.encode([summaryOf('pause')]);
+    const history = new History([sleep('pause')]).slept('pause', [], at, encrypted);
+    history.timerEnded(last(history));
+    await decodeHistory(history.events, [codec]);
+    expect(stepOf(mapExecution('ex', history.source()).steps, 'pause').status).to.equal('success');
   });
 });

@@ -174,6 +174,39 @@ describe('definition bounds', () => {
     expect(problem).to.deep.include({ path: '/steps/0/timeout' });
   });
 
+  it('lets a sleep sleep up to 365 days, no longer', async () => {
+    await parseDefinition(base([{ id: 'a', kind: 'sleep', duration: '365d' }]));
+    await parseDefinition(base([{ id: 'a', kind: 'sleep', duration: '8760h' }]));
+    for (const duration of ['366d', '8761h', '0s', '10 m']) {
+      const [problem] = await problemsOf(base([{ id: 'a', kind: 'sleep', duration }]));
+      expect(problem, duration).to.deep.include({ path: '/steps/0/duration' });
+    }
+  });
+
+  it('gives a sleep exactly one of duration and until, and no retry or timeout', async () => {
+    for (const step of [
+      { duration: '1m', until: '2030-01-01T00:00:00Z' },
+      {},
+      { duration: '1m', timeout: '1m' },
+      { duration: '1m', retry: { max_attempts: 2 } },
+    ]) {
+      const [problem] = await problemsOf(base([{ id: 'a', kind: 'sleep', ...step }]));
+      expect(problem, JSON.stringify(step)).to.deep.include({ path: '/steps/0' });
+    }
+  });
+
+  it("refuses a sleep's until written out that is not an RFC 3339 time, and secrets in its template", async () => {
+    await parseDefinition(base([{ id: 'a', kind: 'sleep', until: '2030-01-01T09:00:00+02:00' }]));
+    await parseDefinition(base([{ id: 'a', kind: 'sleep', until: '{{ input.send_at }}' }]));
+    for (const until of ['tomorrow', '2030-02-30T00:00:00Z', '2030-01-01', '2030-01-01T25:00:00Z']) {
+      const [problem] = await problemsOf(base([{ id: 'a', kind: 'sleep', until }]));
+      expect(problem, until).to.deep.include({ path: '/steps/0/until' });
+      expect(problem!.message).to.match(/^must be an RFC 3339 time/);
+    }
+    const [secret] = await problemsOf(base([{ id: 'a', kind: 'sleep', until: '{{ secrets.WHEN }}' }]));
+    expect(secret!.message).to.include('reads secrets');
+  });
+
   it('caps retry intervals at 24h', async () => {
     const [problem] = await problemsOf(base([connector({ retry: { max_interval: '2d' } })]));
     expect(problem).to.deep.include({ path: '/steps/0/retry/max_interval' });

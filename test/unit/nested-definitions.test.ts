@@ -338,6 +338,21 @@ describe('nested definitions', () => {
       expect(problem.message).to.match(/^expression does not parse: /);
     });
 
+    it('accepts a sleep in a loop body whose `if` reads the step before it (the polling loop of docs/definitions.md)', async () => {
+      const pause = { id: 'pause', kind: 'sleep', duration: '30s', if: 'steps.check.output != true' };
+      await parseDefinition(base([loop('poll', [rules('check'), pause], 'steps.check.output = true')]));
+    });
+
+    it("refuses a nested sleep's until template that reads a later step, at its path", async () => {
+      const pause = { id: 'pause', kind: 'sleep', until: '{{ steps.later.output }}' };
+      const problem = await onlyProblem(base([map('each', [pause, rules('later')])]));
+      expect(problem).to.deep.equal({
+        path: '/steps/0/steps/0/until',
+        message:
+          'template {{ steps.later.output }} refers to step "later", which does not come earlier in the workflow',
+      });
+    });
+
     it("refuses a nested ai step's output_schema that is not a JSON Schema", async () => {
       const ai = { id: 'score', kind: 'ai', prompt: 'x', output_schema: { type: 12 } };
       const problem = await onlyProblem(base([map('each', [ai])]));
@@ -355,11 +370,12 @@ describe('nested definitions', () => {
           map('each', [rules('c', 'steps.fan.output')], { as: 'index', items: '{{ secrets.X }}' }),
           loop('poll', [nested(5)], 'steps.poll.output ='),
           { id: 'pick', kind: 'switch', cases: [{ id: 'default', when: 'true', steps: [rules('d')] }] },
+          { id: 'nap', kind: 'sleep', until: '2026-02-30T09:00:00Z' },
         ],
         { output: '{{ steps.c.output }}' },
       ),
     );
-    expect(problems.length).to.be.at.least(7);
+    expect(problems.length).to.be.at.least(8);
     const undocumented = problems.filter(
       (problem) =>
         !DEFINITION_ERRORS.some(

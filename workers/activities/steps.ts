@@ -9,14 +9,21 @@
  *
  * A step's outcome is data, not an exception: its record (input, output, timings, error) lands in the
  * local activity's marker in history, and `next` says what the workflow does: go on, stop, fail, retry
- * a connector or ai step as an activity, or wait for an approval. Only a cancellation, or trouble with
+ * a connector or ai step as an activity, wait for an approval or sleep. Only a cancellation, or trouble with
  * the worker's own dependencies (the database reading secrets), throws, and the local activity is
  * retried.
  */
 import { setImmediate } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
-import type { AiStep, ApprovalStep, ConnectorStep, LeafStep, RulesStep } from '../../core/definitions/schema';
+import type {
+  AiStep,
+  ApprovalStep,
+  ConnectorStep,
+  LeafStep,
+  RulesStep,
+  SleepStep,
+} from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
@@ -39,6 +46,8 @@ import {
   type ExpressionContext,
   type HttpRequestSpec,
   type HttpResponseOutput,
+  type SleepOutput,
+  type SleepRequestSpec,
   type StepBatch,
   type StepBatchResult,
   type StepMeta,
@@ -49,6 +58,7 @@ import { DATABASE_WAIT_MS, withDeadline } from '../../platform/store/deadline';
 import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults';
 import { metrics } from '../../platform/observability/metrics';
 import type { WorkspaceStepSlots } from './step-slots';
+import { wakeTime } from './sleep';
 
 export interface StepRunnerDeps {
   /** Threads for the evaluations that match regular expressions (evaluation.ts). */
@@ -168,6 +178,8 @@ async function runStep(
         });
       case 'approval':
         return await requestApproval(step, context, evaluation, started);
+      case 'sleep':
+        return await beginSleep(step, context, evaluation, started);
     }
   } catch (error) {
     if (error instanceof ExpressionError) {
@@ -234,7 +246,7 @@ interface PreparedCall<T> {
 
 /**
  * The record of a step that has not finished after its first attempt: running (a connector or ai step
- * whose attempts go on as an activity) or waiting (an approval waits for its decision).
+ * whose attempts go on as an activity) or waiting (an approval for its decision, a sleep for its timer).
  */
 function unfinishedRecord(
   step: LeafStep,
@@ -367,6 +379,37 @@ async function requestApproval(
   return {
     record: unfinishedRecord(step, 'waiting', started, input),
     next: { kind: 'approval', timeout: step.timeout ?? null },
+  };
+}
+
+/**
+ * A sleep starts: its input is its duration or its resolved `until`. It waits for its timer in the workflow
+ * (`next: sleep`), or, when its time has passed already, succeeds at once.
+ */
+async function beginSleep(
+  step: SleepStep,
+  context: ExpressionContext,
+  evaluation: StepEvaluation,
+  started: Date,
+): Promise<StepOutcome> {
+  const input: SleepRequestSpec =
+    step.until === undefined
+      ? { duration: step.duration! }
+      : { until: await resolve(step.until, context, evaluation) };
+  const problem = stepDataProblem(input, MAX_STEP_INPUT_BYTES);
+  if (problem) return inputTooLarge(step, started, problem);
+  const wake = wakeTime(step, input, started.getTime());
+  if ('error' in wake) return failed(step, started, input, wake.error);
+  const until = new Date(wake.at).toISOString();
+  if (wake.at <= started.getTime()) {
+    const output: SleepOutput = { slept_until: until };
+    return {
+      record: { ...timing(started), id: step.id, status: 'success', attempts: 1, input, output, error: null },
+    };
+  }
+  return {
+    record: { ...unfinishedRecord(step, 'waiting', started, input), waiting_for: { type: 'timer', until } },
+    next: { kind: 'sleep', until, delay_ms: wake.at - Date.now() },
   };
 }
 

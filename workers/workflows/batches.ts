@@ -11,8 +11,9 @@ import type { ExpressionContext } from '../../core/execution-types';
 const MAX_BATCH_STEPS = 50;
 
 /**
- * The steps from `index` to the next step that calls out or waits (connector, ai, approval), that one
- * included: the rules steps before it cost nothing extra to run in the same local activity.
+ * The steps from `index` to the next step that calls out or waits (connector, ai, approval, sleep), that
+ * one included: the rules steps before it cost nothing extra to run in the same local activity. A batch
+ * never reaches past a wait: the workflow waits after it (a sleep's timer, an approval's decision).
  */
 export function batchFrom(steps: Step[], index: number): LeafStep[] {
   const batch: LeafStep[] = [];

@@ -81,6 +81,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       },
     },
     waiting: new Map(),
+    sleeping: 0,
     depth: input.parent?.depth ?? 0,
     taskBytes: { task: 0, bytes: 0 },
     emit: (event, status) => emit(run, event, status),

@@ -22,6 +22,8 @@ export interface Run {
   context: Pick<ExpressionContext, 'input' | 'execution'>;
   /** Approval steps waiting for a decision, by waitKey(); the decision once it came. */
   waiting: Map<string, ApprovalDecision | undefined>;
+  /** Sleep steps sleeping now (workers/workflows/sleep.ts). */
+  sleeping: number;
   /** The workspace's subscribed event kinds as the last batch reported them, and in which workflow task. */
   subscribed?: { kinds: EventKind[]; task: number };
   /** Bytes of local activity results in the current workflow task (see TASK_RESULT_BYTES). */

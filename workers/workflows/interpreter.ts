@@ -1,6 +1,6 @@
 /**
  * The interpreter of step lists: runs the steps of one frame (the definition's own list, or one run of a
- * container) in order. Consecutive leaf steps (rules, connector, ai, approval) go to the `run_steps` local
+ * container) in order. Consecutive leaf steps (rules, connector, ai, approval, sleep) go to the `run_steps` local
  * activity in batches (batches.ts), as before containers existed, so a flat definition costs what it did:
  * one workflow task and a marker per batch. A container is run by its module (containers/), which calls
  * back into runList for its step lists; a container's own expressions (its `if`, a map's items, a switch's
@@ -16,7 +16,6 @@ import {
   proxyActivities,
   proxyLocalActivities,
   sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
@@ -34,7 +33,6 @@ import {
   type StepBatchResult,
   type StepRecord,
 } from '../../core/execution-types';
-import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { attemptTimeoutOf, durationMs } from '../../core/step-defaults';
 import { holdsApproval } from '../../core/definitions/nested-steps';
 import { batchFrom, contextFor, describeBatch } from './batches';
@@ -56,6 +54,8 @@ import { runMap } from './containers/map';
 import { runSwitch } from './containers/switch';
 import { runLoop } from './containers/loop';
 import { runSubWorkflow } from './containers/sub-workflow';
+import { sleepUntil } from './sleep';
+import { waitBegan, waitEnded } from './waiting';
 
 /**
  * Local activity results recorded in one workflow task, past which the next batch waits for a new task:
@@ -224,6 +224,8 @@ async function follow(
       return { value: await retryAsActivity(frame, step, next) };
     case 'approval':
       return { value: await waitForDecision(run, frame, step, next.timeout) };
+    case 'sleep':
+      return { value: await sleepUntil(run, frame, step, next) };
   }
 }
 
@@ -335,7 +337,7 @@ async function waitForDecision(
 ): Promise<ApprovalDecision> {
   const key = waitKey(frame.path, step.id);
   run.waiting.set(key, undefined);
-  if (run.waiting.size === 1) upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: true }]);
+  waitBegan(run);
   await run.emit('execution.waiting', 'waiting');
   let decided = true;
   // A halted container (another of its runs failed) stops waiting too; a top-level approval never halts.
@@ -344,7 +346,7 @@ async function waitForDecision(
   else await condition(done);
   const decision = run.waiting.get(key);
   run.waiting.delete(key);
-  if (run.waiting.size === 0) upsertSearchAttributes([{ key: WAITING_ATTRIBUTE, value: false }]);
+  waitEnded(run);
   if (!decision && frame.halt.stopped) throw new Halted();
   const path = frame.path.length > 0 ? { path: errorPath(frame, step.id) } : {};
   if (!decided || !decision) {

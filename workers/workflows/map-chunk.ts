@@ -29,6 +29,7 @@ export async function map_chunk(input: MapChunkInput): Promise<MapChunkResult> {
     workflow: input.workflow,
     context: input.context,
     waiting: new Map(),
+    sleeping: 0,
     depth: input.depth,
     taskBytes: { task: 0, bytes: 0 },
     // Execution events belong to the execution, not to its chunks.

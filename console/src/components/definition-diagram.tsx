@@ -1,8 +1,8 @@
 /**
  * A definition as a diagram, read-only (docs/console.md#composition): its steps top to bottom, each a box
- * with its id, name, kind and `if`; a parallel step's branches and a switch's cases side by side; a map's
- * and a loop's steps in a box saying what they repeat over; a workflow step linking to the workflow it
- * starts. Nested lists with names, so that assistive technology (and the tests) can walk it.
+ * with its id, name, kind and `if` (a sleep's with how long it sleeps); a parallel step's branches and a
+ * switch's cases side by side; a map's and a loop's steps in a box saying what they repeat over; a
+ * workflow step linking to the workflow it starts. Nested lists with names, so that assistive technology (and the tests) can walk it.
  */
 import type { Workflow } from '@switchyard/client/browser';
 import type { ComponentChildren } from 'preact';
@@ -36,6 +36,7 @@ type DefinitionStep =
   | (StepBase & { kind: 'workflow'; workflow: string; version?: number; wait?: boolean })
   | (StepBase & { kind: 'connector'; request: { method?: string; url: string } })
   | (StepBase & { kind: 'approval'; message?: string })
+  | (StepBase & { kind: 'sleep'; duration?: string; until?: string })
   | (StepBase & { kind: 'rules' | 'ai' });
 type Of<K extends DefinitionStep['kind']> = Extract<DefinitionStep, { kind: K }>;
 
@@ -104,6 +105,18 @@ function StepBody({ step }: { step: DefinitionStep }) {
       );
     case 'approval':
       return step.message ? <p class="node-line">asks “{step.message}”</p> : null;
+    case 'sleep':
+      return (
+        <p class="node-line">
+          {step.duration !== undefined ? (
+            <>sleeps {step.duration}</>
+          ) : (
+            <>
+              sleeps until <code>{step.until}</code>
+            </>
+          )}
+        </p>
+      );
     default:
       return null;
   }

@@ -1,7 +1,7 @@
 /**
  * One step of a run, at the top level or inside a container: its name, status, attempts, duration and bar
- * on the run's time axis, opening to its times, error, input and output. `children` (a container's runs,
- * the run a workflow step started) show below it, opened or not.
+ * on the run's time axis, opening to its times, error, input and output. Below it, opened or not: until
+ * when a sleeping step sleeps, and `children` (a container's runs, the run a workflow step started).
  */
 import type { Step } from '@switchyard/client/browser';
 import type { ComponentChildren } from 'preact';
@@ -68,6 +68,7 @@ export function StepRow({
         </span>
         {!compact && <TimelineBar step={step} window={window} now={now} />}
       </div>
+      {step.waiting_for && <WaitingFor waitingFor={step.waiting_for} />}
       {open && (
         <div class="step-detail" id={panelId}>
           <dl class="facts small">
@@ -98,6 +99,15 @@ export function StepRow({
       )}
       {children && <div class="step-nested">{children}</div>}
     </div>
+  );
+}
+
+/** What a waiting step waits for, under its row while it waits: a sleep, until when. */
+function WaitingFor({ waitingFor }: { waitingFor: NonNullable<Step['waiting_for']> }) {
+  return (
+    <p class="waiting-for" data-testid="waiting-for">
+      Sleeping until <time dateTime={waitingFor.until}>{formatTime(waitingFor.until)}</time>
+    </p>
   );
 }
 

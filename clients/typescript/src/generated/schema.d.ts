@@ -862,6 +862,24 @@ export interface components {
       /** @description What the approver is asked. */
       message?: string;
     };
+    SleepStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'sleep';
+      /** @description How long to sleep, from when the step starts: at most 365d. */
+      duration?: string;
+      /** @description An RFC 3339 time ("2026-12-01T09:00:00Z"), usually a template giving one ("{{ input.send_at }}"). A time in the past continues at once; one more than 365 days ahead, or a value that is not a time, fails the step (sleep_too_long, invalid_time). */
+      until?: string;
+    } & (unknown | unknown);
     ParallelStep: {
       /** @description Unique in the definition; "trigger" is reserved. */
       id: string;
@@ -1119,6 +1137,7 @@ export interface components {
       | components['schemas']['ConnectorStep']
       | components['schemas']['AiStep']
       | components['schemas']['ApprovalStep']
+      | components['schemas']['SleepStep']
       | components['schemas']['ParallelStep']
       | components['schemas']['MapStep']
       | components['schemas']['SwitchStep']
@@ -1400,6 +1419,7 @@ export interface components {
         | 'connector'
         | 'ai'
         | 'approval'
+        | 'sleep'
         | 'parallel'
         | 'map'
         | 'switch'
@@ -1423,10 +1443,24 @@ export interface components {
        * @description When a failed attempt will be tried again.
        */
       next_attempt_at?: string;
+      waiting_for?: components['schemas']['WaitingFor'];
       /** @description A container step (parallel, map, switch, loop): how many runs it has (a map: one per item). */
       runs_total?: number;
       /** @description A container step: its first 20 runs in order; GET /v1/executions/{id}/steps/{step_id}/runs pages through all of them. */
       runs?: components['schemas']['StepRun'][];
+    };
+    /** @description What a waiting step other than an approval waits for; present only while it waits. */
+    WaitingFor: {
+      /**
+       * @description `timer`: a sleep step, sleeping until `until`.
+       * @enum {string}
+       */
+      type: 'timer';
+      /**
+       * Format: date-time
+       * @description When the wait ends (RFC 3339, UTC).
+       */
+      until: string;
     };
     StepRun: {
       /** @description The branch id, the item index ("3"), the case id ("default" for the default steps), or the iteration ("0"). */
@@ -1601,6 +1635,7 @@ export interface components {
       | components['schemas']['ConnectorStep']
       | components['schemas']['AiStep']
       | components['schemas']['ApprovalStep']
+      | components['schemas']['SleepStep']
       | components['schemas']['ParallelStepOutput']
       | components['schemas']['MapStepOutput']
       | components['schemas']['SwitchStepOutput']
@@ -3203,6 +3238,7 @@ export interface operations {
        *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
        *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
        *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
+       *     - `invalid_definition`: A sleep's `until` written out (without a template) is not an RFC 3339 time (a date that does not exist, such as February 30th, is not one).
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
@@ -4041,6 +4077,7 @@ export interface operations {
        *     - `invalid_definition`: A switch case has the id `default`, which names the default steps in its output and runs.
        *     - `invalid_definition`: Steps nest at most 5 levels (top-level steps are level 1).
        *     - `invalid_definition`: A map's `items` is text around templates, not one expression or one whole template.
+       *     - `invalid_definition`: A sleep's `until` written out (without a template) is not an RFC 3339 time (a date that does not exist, such as February 30th, is not one).
        *     - `invalid_definition`: A step's `output_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: `input_schema` is not a JSON Schema the service can compile within its bounds (size, depth, RE2 patterns).
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
