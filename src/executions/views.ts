@@ -2,6 +2,7 @@
  * The execution resources of the API (docs/api.md#executions), as plain types shared by mappers and routes.
  */
 import type { TriggerType } from '../../core/definitions/schema';
+import type { TriggerEvent } from '../../core/execution-types';
 
 export const EXECUTION_STATUSES = [
   'running',
@@ -71,6 +72,8 @@ export interface StepView {
   input: unknown;
   output: unknown;
   error: { code: string; message: string } | null;
+  /** The trigger step of an event trigger's execution: the event that started it. */
+  event?: TriggerEvent;
   /** While an attempt failed and the next one is scheduled. */
   next_attempt_at?: string;
   /** A container step (parallel, map, switch, loop): how many runs it has (a map: one per item). */
