@@ -20,6 +20,8 @@ export interface ExecutionInput {
     type: TriggerType | 'workflow';
     /** The request body as received, only when it differs from `input` (schema defaults filled in). */
     body?: unknown;
+    /** An event trigger's run: the event it started for (docs/events.md#event-triggers). */
+    event?: TriggerEvent;
   };
   /** The validated input (for a retry with a corrected input: the corrected one). */
   input: unknown;
@@ -32,6 +34,12 @@ export interface ExecutionInput {
   resume?: ResumePoint;
   /** Set on a child execution: the execution and step that started it, and how deep it is (1: a child). */
   parent?: ParentLink;
+}
+
+/** The event that started an execution of an event trigger. */
+export interface TriggerEvent {
+  id: string;
+  name: string;
 }
 
 /** A child execution's parent (docs/definitions.md#composition). */

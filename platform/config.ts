@@ -80,6 +80,7 @@ const envSchema = z.object({
   CONNECTOR_BODY_IDLE_TIMEOUT_MS: positiveInt.max(MAX_STEP_TIMEOUT_MS).default(30_000),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule([5, 300, 1800, 7200, 18000, 36000, 36000]),
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
+  EVENT_RETENTION_DAYS: positiveInt.max(3650).default(7),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -166,6 +167,8 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** Finished webhook deliveries and their attempts are kept this long (the housekeeping job purges them). */
   deliveryLogRetentionDays: number;
+  /** Events sent to POST /v1/events are kept this long, with what was done with them (the housekeeping job purges them). */
+  eventRetentionDays: number;
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
   housekeepingIntervalMinutes: number;
   logLevel: Env['LOG_LEVEL'];
@@ -313,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -56,6 +56,18 @@ export function hookExecutionId(workspaceId: string, workflowId: string, replayK
   return `ex_${base62OfHash(`hook\u0000${workspaceId}\u0000${workflowId}\u0000${replayKey}`, 24)}`;
 }
 
+/** A generated event id (docs/events.md): `evt_` + 24 base62 characters. */
+export const newEventId = (): string => `evt_${randomBase62(24)}`;
+
+/**
+ * The execution an event trigger starts for one event (docs/events.md#event-triggers): the same for the
+ * same workspace, workflow and event id, so that however often the event is dispatched, Temporal (which
+ * refuses a second run of a workflow id) starts at most one. `ex_` + 24 base62 characters.
+ */
+export function eventExecutionId(workspaceId: string, workflowId: string, eventId: string): string {
+  return `ex_${base62OfHash(`event\u0000${workspaceId}\u0000${workflowId}\u0000${eventId}`, 24)}`;
+}
+
 /**
  * An execution id: `ex_` + base62 (a trigger's random id, or a schedule's prefix), optionally followed
  * by the suffix Temporal appends to a scheduled run's workflow id: `-` and the nominal start time in

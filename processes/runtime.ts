@@ -13,6 +13,7 @@ import { CODEC_PATH } from '../src/http/codec-server';
 import { API_REFERENCE_PATH } from '../src/http/api-reference';
 import { handleClientError } from '../src/http/client-error';
 import { AdmissionGate } from '../src/flow-control/admission';
+import { EventDispatcher } from '../src/events/dispatcher';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -202,6 +203,7 @@ export async function startRuntime({
           webhookRetryScheduleMs: config.webhookRetryScheduleMs,
           deliveryLogRetentionDays: config.deliveryLogRetentionDays,
           executionRetentionDays: config.temporal.retentionDays,
+          eventRetentionDays: config.eventRetentionDays,
           bundle,
           version,
           payloadCodecs: temporal.payloadCodecs,
@@ -311,6 +313,12 @@ export async function startRuntime({
       );
       const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${listeningPort(server)}`;
       logger.info({ url, docs: `${url}${API_REFERENCE_PATH}` }, 'API listening');
+      // Events stored before a crash (or by a process that died) are dispatched from now on; it stops
+      // first, so no dispatch is left half-way by the parts it needs.
+      const dispatcher = new EventDispatcher(services);
+      services.eventDispatch = dispatcher;
+      dispatcher.start();
+      cleanups.push(() => dispatcher.stop());
     }
 
     return {

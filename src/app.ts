@@ -6,6 +6,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { AppError } from '../platform/errors';
 import { apiKeyRoutes } from './api/api-keys';
+import { eventRoutes } from './api/events';
 import { executionRoutes } from './api/executions';
 import { healthRoutes } from './api/health';
 import { hookRoutes } from './api/inbound-hooks';
@@ -36,6 +37,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...apiKeyRoutes(),
     ...workflowRoutes(),
     ...executionRoutes(),
+    ...eventRoutes(),
     ...secretRoutes(),
     ...webhookRoutes(),
     ...hookRoutes(),

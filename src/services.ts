@@ -34,6 +34,11 @@ export interface Services {
   schemas: SchemaValidation;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;
+  /**
+   * The event dispatcher of this API process (src/events/dispatcher.ts): stored events are dispatched when
+   * kicked, and by its sweep otherwise. Absent in a process that serves no API.
+   */
+  eventDispatch?: { kick(): void } | undefined;
   /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (platform/observability/tracing.ts). */
   tracing?: Tracing | undefined;
 }

@@ -21,7 +21,7 @@ function housekeepingScheduleOptions(taskQueue: string, intervalMinutes: number)
       workflowId: scheduleId,
       taskQueue,
       args: [],
-      staticSummary: 'Delete expired idempotency keys and webhook delivery logs',
+      staticSummary: 'Delete expired idempotency keys, webhook delivery logs and events',
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1m' },
   };

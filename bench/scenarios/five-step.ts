@@ -112,6 +112,7 @@ export async function benchFiveStep(ctx: BenchContext) {
         webhookRetryScheduleMs: services.config.webhookRetryScheduleMs,
         deliveryLogRetentionDays: services.config.deliveryLogRetentionDays,
         executionRetentionDays: services.config.temporal.retentionDays,
+        eventRetentionDays: services.config.eventRetentionDays,
       }),
       // As createExecutionWorker.
       maxConcurrentActivityTaskExecutions: 200,

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { Link, Route, Switch, useLocation } from 'wouter-preact';
 import { whenSessionEnds } from './api';
 import { ErrorNotice, Loading } from './components/feedback';
+import { EventPage, EventsPage } from './pages/events';
 import { ExecutionPage } from './pages/execution';
 import { NotFoundPage } from './pages/not-found';
 import { RunsPage } from './pages/runs';
@@ -55,6 +56,7 @@ export function App() {
 const NAV = [
   { href: '/', label: 'Runs', match: (path: string) => path === '/' || path.startsWith('/runs') },
   { href: '/workflows', label: 'Workflows', match: (path: string) => path.startsWith('/workflows') },
+  { href: '/events', label: 'Events', match: (path: string) => path.startsWith('/events') },
   { href: '/webhooks', label: 'Webhooks', match: (path: string) => path.startsWith('/webhooks') },
   { href: '/settings', label: 'Settings', match: (path: string) => path.startsWith('/settings') },
 ];
@@ -130,6 +132,8 @@ function Shell({ session, onSignedOut }: { session: ConsoleSession; onSignedOut:
           <Route path="/runs/:id">{(params: { id: string }) => <ExecutionPage id={params.id} />}</Route>
           <Route path="/workflows" component={WorkflowsPage} />
           <Route path="/workflows/:id">{(params: { id: string }) => <WorkflowPage id={params.id} />}</Route>
+          <Route path="/events" component={EventsPage} />
+          <Route path="/events/:id">{(params: { id: string }) => <EventPage id={params.id} />}</Route>
           <Route path="/webhooks" component={WebhooksPage} />
           <Route path="/webhooks/:id">{(params: { id: string }) => <WebhookPage id={params.id} />}</Route>
           <Route path="/settings" component={SettingsPage} />

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { durationAtMostPattern } from './durations';
+import { EVENT_NAME_PATTERN, EVENT_NAME_RULE } from '../events';
 
 export const WORKFLOW_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const STEP_ID_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
@@ -428,10 +429,22 @@ export const triggerSchema = z
           // Checked on save (a schedule needs exactly one of the two); stated here for tools.
           oneOf: [{ required: ['cron'] }, { required: ['every'] }],
         }),
+      z.strictObject({
+        type: z.literal('event'),
+        event: z.string().regex(EVENT_NAME_PATTERN, EVENT_NAME_RULE).meta({
+          description: 'The name of the events that start an execution (`user.signup`): exactly this name.',
+        }),
+        if: expressionSchema.optional().meta({
+          description:
+            'JSONata over the event, `{id, name, data}`: only events for which it holds start an execution (omitted: every event of that name). Checked on save: invalid JSONata syntax is 400 invalid_definition.',
+        }),
+      }),
     ],
     {
       error: (issue) =>
-        issue.code === 'invalid_union' ? 'type must be one of "api", "webhook", "schedule"' : undefined,
+        issue.code === 'invalid_union'
+          ? 'type must be one of "api", "webhook", "schedule", "event"'
+          : undefined,
     },
   )
   .meta({ id: 'Trigger' });

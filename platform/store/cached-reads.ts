@@ -1,20 +1,21 @@
 /**
  * The reads every trigger and every run makes, cached per process and emptied by change notices
  * (changes.ts): a workflow's version (the latest, or a given one), the hook secrets of a workflow id,
- * a workspace's subscribed event kinds. A trigger through the signed hook reads nothing else from the
- * database. Cached records are shared: callers must not change them.
+ * the workflows an event name triggers, a workspace's subscribed event kinds. A trigger through the signed
+ * hook reads nothing else from the database. Cached records are shared: callers must not change them.
  */
 import type { EventKind } from '../../core/event-types';
 import { hookCandidates, type SealedHookCandidate } from './hook-secrets';
 import { ReadCache, type ChangeFeed } from './changes';
 import type { Queryable } from './db';
 import { subscribedEventKinds } from './webhooks';
-import { getWorkflowVersion, type WorkflowVersionRecord } from './workflows';
+import { getWorkflowVersion, workflowsTriggeredBy, type WorkflowVersionRecord } from './workflows';
 
 export class CachedReads {
   private readonly versions: ReadCache<WorkflowVersionRecord | undefined>;
   private readonly hooks: ReadCache<SealedHookCandidate[]>;
   private readonly eventKinds: ReadCache<EventKind[]>;
+  private readonly eventTriggers: ReadCache<Awaited<ReturnType<typeof workflowsTriggeredBy>>>;
 
   constructor(
     private readonly db: Queryable,
@@ -23,6 +24,7 @@ export class CachedReads {
     this.versions = new ReadCache(feed, 'workflows');
     this.hooks = new ReadCache(feed, 'workflows');
     this.eventKinds = new ReadCache(feed, 'webhooks');
+    this.eventTriggers = new ReadCache(feed, 'workflows');
   }
 
   /** A version of a workflow (the latest when `version` is undefined). */
@@ -35,6 +37,13 @@ export class CachedReads {
   /** The sealed hook secrets of every workflow with this id whose latest version has a webhook trigger. */
   hookCandidates(workflowId: string) {
     return this.hooks.get(workflowId, () => hookCandidates(this.db, workflowId));
+  }
+
+  /** The workflows whose latest version has an event trigger for events of this name. */
+  eventTriggeredWorkflows(workspaceId: string, eventName: string) {
+    return this.eventTriggers.get(`${workspaceId}\u0000${eventName}`, () =>
+      workflowsTriggeredBy(this.db, workspaceId, eventName),
+    );
   }
 
   /** The event kinds some enabled endpoint of the workspace subscribes to. */

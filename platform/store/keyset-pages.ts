@@ -27,7 +27,7 @@ export function pageByKey<Row>(
   db: Queryable,
   select: string,
   params: unknown[],
-  order: { key: string; type: 'text' | 'int'; descending?: boolean },
+  order: { key: string; type: 'text' | 'int' | 'bigint'; descending?: boolean },
   page: PageRequest<string | number>,
 ): Promise<Row[]> {
   const after = `$${params.length + 1}`;

@@ -209,6 +209,26 @@ export function listWorkflows(
 }
 
 /**
+ * The workflows of a workspace whose latest version has an event trigger for `eventName`
+ * (docs/events.md#event-triggers), by id, each with that version.
+ */
+export function workflowsTriggeredBy(
+  db: Queryable,
+  workspaceId: string,
+  eventName: string,
+): Promise<Pick<WorkflowVersionRecord, 'workflow_id' | 'version' | 'definition'>[]> {
+  return db.query(
+    `select v.workflow_id, v.version, v.definition
+       from workflow_versions v
+       join workflows w on w.workspace_id = v.workspace_id and w.id = v.workflow_id and w.latest_version = v.version
+      where v.workspace_id = $1 and v.definition #>> '{trigger,type}' = 'event'
+        and v.definition #>> '{trigger,event}' = $2
+      order by v.workflow_id`,
+    [workspaceId, eventName],
+  );
+}
+
+/**
  * Deletes a workflow and its versions; running executions go on (they carry their definition).
  * `beforeCommit` runs inside the transaction once the row is gone (it throws to keep the workflow).
  */

@@ -20,11 +20,22 @@ import {
 import { pageExample } from './schemas';
 import { LIST_CURSOR } from './semantic-errors';
 
-const listQuery = () => z.strictObject({ limit: limitParam, cursor: cursorParam });
+const listQuery = <F extends z.ZodRawShape>(filters: F) =>
+  z.strictObject({ ...filters, limit: limitParam, cursor: cursorParam });
 
-type ListContext<P> = RouteContext<Infer<P>, z.output<ReturnType<typeof listQuery>>, undefined>;
+type ListContext<P, F extends z.ZodRawShape> = RouteContext<
+  Infer<P>,
+  z.output<ReturnType<typeof listQuery<F>>>,
+  undefined
+>;
 
-export interface ListRouteDefinition<P extends z.ZodType | undefined, Row, Position, View> {
+export interface ListRouteDefinition<
+  P extends z.ZodType | undefined,
+  Row,
+  Position,
+  View,
+  F extends z.ZodRawShape = Record<never, never>,
+> {
   /** OpenAPI form: /v1/webhooks/{id}/deliveries */
   path: string;
   operationId: string;
@@ -32,17 +43,19 @@ export interface ListRouteDefinition<P extends z.ZodType | undefined, Row, Posit
   tag: string;
   auth: Scope;
   params?: P;
+  /** Query parameters that filter the list, besides `limit` and `cursor` (`scope` must include them). */
+  filters?: F;
   /** The 200 response: a page of `item` (the list's OpenAPI schema is named `id`), shown with one `example`. */
   page: { description: string; item: z.ZodType; id: string; example: unknown };
   /** Error statuses besides the 400 every list answers: 404 for a list under a resource that may be missing. */
   errors?: number[];
   /** Runs before the page is read; throws when the request must not be answered (the resource is missing). */
-  check?: (ctx: ListContext<P>) => Promise<void>;
+  check?: (ctx: ListContext<P, F>) => Promise<void>;
   /** What a cursor is bound to: the list, its workspace and filters; a cursor of another is a 400. */
-  scope: (ctx: ListContext<P>) => unknown;
+  scope: (ctx: ListContext<P, F>) => unknown;
   isPosition: (value: unknown) => value is Position;
   /** The rows of one page, in the list's order. */
-  fetch: (ctx: ListContext<P>, page: PageRequest<Position>) => Promise<Row[]>;
+  fetch: (ctx: ListContext<P, F>, page: PageRequest<Position>) => Promise<Row[]>;
   /** The position of a row, which a cursor after it holds. */
   positionOf: (row: Row) => Position;
   toView: (row: Row) => View;
@@ -53,9 +66,10 @@ export function defineListRoute<
   Row = unknown,
   Position = unknown,
   View = unknown,
->(list: ListRouteDefinition<P, Row, Position, View>): AnyRoute {
+  F extends z.ZodRawShape = Record<never, never>,
+>(list: ListRouteDefinition<P, Row, Position, View, F>): AnyRoute {
   const { page } = list;
-  return defineRoute<P, ReturnType<typeof listQuery>>({
+  return defineRoute<P, ReturnType<typeof listQuery<F>>>({
     method: 'get',
     path: list.path,
     operationId: list.operationId,
@@ -63,7 +77,7 @@ export function defineListRoute<
     tag: list.tag,
     auth: list.auth,
     params: list.params,
-    query: listQuery(),
+    query: listQuery((list.filters ?? {}) as F),
     responses: {
       200: {
         description: page.description,
@@ -78,7 +92,8 @@ export function defineListRoute<
       return {
         status: 200,
         body: await keysetPage({
-          query: ctx.query,
+          // Generic in the filters, the query's type loses sight of its own `limit` and `cursor`.
+          query: ctx.query as { limit: number; cursor?: string | undefined },
           scope: list.scope(ctx),
           isPosition: list.isPosition,
           fetch: (limit, after) => list.fetch(ctx, { limit, after }),

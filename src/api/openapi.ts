@@ -118,6 +118,16 @@ function bodyExample(route: AnyRoute): { example?: unknown } {
   return example !== undefined ? { example } : {};
 }
 
+/** The other media types of the request body (route.ts `otherBodyTypes`). */
+function otherBodyTypes(route: AnyRoute): Record<string, { schema: z.ZodType; example?: unknown }> {
+  return Object.fromEntries(
+    Object.entries(route.otherBodyTypes ?? {}).map(([type, { schema, example }]) => [
+      type,
+      { schema, ...(example !== undefined ? { example } : {}) },
+    ]),
+  );
+}
+
 const EVENT_SUMMARIES: Record<EventKind, string> = {
   'execution.started': 'An execution started',
   'execution.waiting': 'An execution waits for an approval decision',
@@ -241,7 +251,10 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         ? {
             requestBody: {
               required: route.bodyRequired ?? false,
-              content: { 'application/json': { schema: route.body as z.ZodType, ...bodyExample(route) } },
+              content: {
+                'application/json': { schema: route.body as z.ZodType, ...bodyExample(route) },
+                ...otherBodyTypes(route),
+              },
             },
           }
         : {}),
@@ -270,6 +283,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
       {
         name: 'Executions',
         description: 'Runs: each step with its input, output, attempts and duration; retry, cancel, approve.',
+      },
+      {
+        name: 'Events',
+        description:
+          'Events your systems send (plain JSON or CloudEvents): stored, listed, and the runs their event triggers start.',
       },
       { name: 'Hooks', description: 'Inbound hooks: signed requests from other systems that start runs.' },
       { name: 'Webhooks', description: 'Endpoints that receive outbound events, and their delivery log.' },

@@ -81,6 +81,12 @@ export interface RouteDefinition<
   headers?: z.ZodObject;
   body?: B;
   /**
+   * Media types the body may also come as, besides application/json (`+json` types: the body is read as
+   * JSON either way), each with its schema and example, for the OpenAPI document; the handler tells them
+   * apart (`koa.is`) and validates them itself.
+   */
+  otherBodyTypes?: Record<string, { schema: z.ZodType; example?: unknown }>;
+  /**
    * 'schema' (default): the body must match `body` or the request is a 400 `invalid_request`.
    * 'handler': the handler validates the body itself (definitions, trigger input) with its own error code.
    */

@@ -87,9 +87,10 @@ export const executionSummarySchema = z
     workflow_version: z.number().int(),
     status: z.enum(EXECUTION_STATUSES),
     trigger: z.object({
-      type: z
-        .enum(['api', 'webhook', 'schedule', 'workflow'])
-        .meta({ description: '`workflow`: a child execution, started by a workflow step of its parent.' }),
+      type: z.enum(['api', 'webhook', 'schedule', 'event', 'workflow']).meta({
+        description:
+          '`workflow`: a child execution, started by a workflow step of its parent; `event`: started by an event (its trigger step names it).',
+      }),
     }),
     parent: z.object({ execution_id: z.string(), step: z.string() }).nullable().meta({
       description: 'A child execution: the execution and the workflow step that started it; null otherwise.',
@@ -136,6 +137,10 @@ export const stepViewSchema = z
     input: z.unknown().meta({ description: "The step's resolved configuration (secrets masked)." }),
     output: z.unknown(),
     error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    event: z.object({ id: z.string(), name: z.string() }).optional().meta({
+      description:
+        'The trigger step of an execution an event trigger started: the event (GET /v1/events/{id} reads it).',
+    }),
     next_attempt_at: timestamp.optional().meta({ description: 'When a failed attempt will be tried again.' }),
     waiting_for: waitingForSchema.optional(),
     runs_total: z.number().int().optional().meta({

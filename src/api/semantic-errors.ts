@@ -139,6 +139,13 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
+    path: '/trigger/if',
+    message: 'expression does not parse: .*',
+    description:
+      "An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).",
+  },
+  {
+    code: 'invalid_definition',
     path: '/steps',
     message:
       'has \\d+ steps?( \\(\\d+ top-level, \\d+ nested\\))?; this workspace allows at most \\d+ per definition \\(limit steps_per_definition\\)',
@@ -185,4 +192,12 @@ export const VERSION_ID: SemanticError = {
   path: '/id',
   message: "must be '.*'",
   description: "The body's `id` is not the URL's (it may be left out).",
+};
+
+/** An event's data is bounded in bytes as JSON, which no JSON Schema keyword states. */
+export const EVENT_DATA_SIZE: SemanticError = {
+  code: 'invalid_request',
+  path: '(/\\d+)?/data',
+  message: "is \\d+ bytes as JSON; an event's data holds at most \\d+",
+  description: "An event's `data` is larger than 256 KiB (262,144 bytes) as JSON.",
 };

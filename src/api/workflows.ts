@@ -36,7 +36,7 @@ import { defineRoute, type AnyRoute } from './route';
 import { DEFINITION_ERRORS, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS, timestamp } from './schemas';
 
-const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule']);
+const triggerTypeSchema = z.enum(['api', 'webhook', 'schedule', 'event']);
 
 const workflowListItemSchema = z
   .object({
@@ -107,7 +107,7 @@ const DEFINITION_CHECKS =
   '/steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, ' +
   'branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest ' +
   "at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, " +
-  "`when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's " +
+  "`when`, a map's `items`, a loop's `until`, an event trigger's `if`) and every `{{ }}` template (in steps, a workflow step's " +
   "`input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its " +
   "own list and those before each container around it; from outside a container only the container; a loop's " +
   "`until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by " +

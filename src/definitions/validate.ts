@@ -146,7 +146,23 @@ function checkDefinition(definition: Definition, placed: PlacedStep[]): ErrorDet
   if (definition.output !== undefined)
     checkTemplates(problems, '/output', definition.output, { at: OUTPUT_PLACE, steps: byId, secrets: false });
   if (definition.trigger?.type === 'schedule') problems.push(...scheduleProblems(definition));
+  if (definition.trigger?.type === 'event' && definition.trigger.if !== undefined)
+    problems.push(...eventConditionProblems(definition.trigger.if));
   return problems;
+}
+
+/**
+ * An event trigger's `if` must parse (its regular expressions on RE2 too); it sees the event, not steps
+ * or secrets, so what it reads is not checked further.
+ */
+function eventConditionProblems(expression: string): ErrorDetail[] {
+  try {
+    findReferences(expression);
+    return [];
+  } catch (error) {
+    const message = error instanceof ExpressionError ? error.message : String(error);
+    return [{ path: '/trigger/if', message: `expression does not parse: ${message}` }];
+  }
 }
 
 /** Where an expression is evaluated: what it may read of the steps, and whether it may read secrets. */

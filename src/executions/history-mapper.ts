@@ -614,5 +614,6 @@ function triggerStep(input: ExecutionInput, at: Date): StepView {
     input: input.trigger.body !== undefined ? input.trigger.body : validated,
     output: validated,
     error: null,
+    ...(input.trigger.event && { event: { id: input.trigger.event.id, name: input.trigger.event.name } }),
   };
 }

@@ -14,7 +14,7 @@ import { claimIdempotencyKey } from '../../platform/store/idempotency';
 import type { WorkflowVersionRecord } from '../../platform/store/workflows';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { callTemporal, grpcCodeOf } from '../../platform/temporal/errors';
-import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
+import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput, type TriggerEvent } from '../../core/execution-types';
 import { executionSearchAttributes } from '../../core/search-attributes';
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
@@ -32,6 +32,8 @@ export interface TriggerRequest {
    */
   executionId?: string;
   triggerType: TriggerType;
+  /** An event trigger's start: the event, which the trigger step names. */
+  event?: TriggerEvent;
   /** The request's X-Request-Id: the run's memo keeps it, and its activities log it. */
   requestId?: string;
 }
@@ -75,7 +77,7 @@ export async function triggerExecution(
   const executionInput: ExecutionInput = {
     workspaceId: request.workspaceId,
     workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
-    trigger: { type: request.triggerType },
+    trigger: { type: request.triggerType, ...(request.event && { event: request.event }) },
     input,
   };
   // The started event belongs to this moment: the run emits it only if someone subscribes now.

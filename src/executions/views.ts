@@ -2,7 +2,7 @@
  * The execution resources of the API (docs/api.md#executions), as plain types shared by mappers and routes.
  */
 import type { TriggerType } from '../../core/definitions/schema';
-import type { WaitingFor } from '../../core/execution-types';
+import type { TriggerEvent, WaitingFor } from '../../core/execution-types';
 
 export const EXECUTION_STATUSES = [
   'running',
@@ -72,6 +72,8 @@ export interface StepView {
   input: unknown;
   output: unknown;
   error: { code: string; message: string } | null;
+  /** The trigger step of an event trigger's execution: the event that started it. */
+  event?: TriggerEvent;
   /** While an attempt failed and the next one is scheduled. */
   next_attempt_at?: string;
   /** While a sleep step sleeps: its timer and when it fires. */

@@ -122,6 +122,7 @@ interface Fixture {
   webhookId: string;
   composedWorkflowId: string;
   composedRunId: string;
+  eventId: string;
 }
 
 async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver): Promise<Fixture> {
@@ -152,7 +153,17 @@ async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver)
   });
   await waitForExecution(api, composedRunId);
   await waitFor(async () => receiver.requests.length >= 3, { what: 'deliveries' });
-  return { runId, workflowId, webhookId: hook.body.id as string, composedWorkflowId, composedRunId };
+  const event = await api
+    .post('/v1/events', { name: 'user.signup', data: { customer: 'Ada Lovelace', plan: 'pro' } })
+    .expect(202);
+  return {
+    runId,
+    workflowId,
+    webhookId: hook.body.id as string,
+    composedWorkflowId,
+    composedRunId,
+    eventId: (event.body.ids as string[])[0]!,
+  };
 }
 
 /** Waits for a page to have loaded its data (no loading state left). */
@@ -190,6 +201,8 @@ describe('Console: every page at desktop and phone width @browser', function () 
     { path: `/workflows/${f.workflowId}`, name: 'a workflow' },
     { path: `/workflows/${f.composedWorkflowId}`, name: 'a workflow of containers' },
     { path: `/runs/${f.composedRunId}`, name: 'a run of containers' },
+    { path: '/events', name: 'the events' },
+    { path: `/events/${f.eventId}`, name: 'an event' },
     { path: '/webhooks', name: 'the webhooks' },
     { path: `/webhooks/${f.webhookId}`, name: 'an endpoint' },
     { path: '/settings', name: 'the settings' },

@@ -325,6 +325,29 @@ describe('CLI switchyard @integration', function () {
     }
   });
 
+  it('sends an event, lists events by name and shows one with the execution it started', async () => {
+    const name = `cli.event.${uniqueId('n')}`;
+    const id = uniqueId('cli');
+    await client.workflows.create({ ...rulesWorkflow(id), trigger: { type: 'event', event: name } });
+    const sent = await cli(['events', 'send', name, '--data', '{"plan":"pro"}', '--id', 'cli-evt-1'], env);
+    expect(sent.code, sent.stderr).to.equal(0);
+    expect(sent.stdout).to.equal('Sent cli-evt-1\n');
+    const event = await waitFor(async () => {
+      const shown = await cli(['events', 'show', 'cli-evt-1', '--json'], env);
+      const parsed = JSON.parse(shown.stdout) as { started: string[] };
+      return parsed.started.length > 0 && parsed;
+    });
+    const shown = await cli(['events', 'show', 'cli-evt-1'], env);
+    expect(shown.stdout).to.include(`Event cli-evt-1 (${name})`);
+    expect(shown.stdout).to.include(`Started: ${event.started[0]!}`);
+    const listed = await cli(['events', 'list', '--name', name], env);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.match(/ID\s+NAME\s+RECEIVED\s+STARTED/);
+    expect(listed.stdout).to.include('cli-evt-1');
+    const bad = await cli(['events', 'send', name, '--data', '[1]'], env);
+    expect(bad.code).to.equal(2);
+  });
+
   it("shows the workspace's limits beside its usage, and a workflow's versions newest first", async () => {
     const id = uniqueId('cli');
     await client.workflows.create(rulesWorkflow(id));

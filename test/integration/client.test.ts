@@ -84,6 +84,31 @@ describe('TypeScript client @integration', function () {
     await client.executions.wait(third.execution_id, { timeoutMs: 30_000 });
   });
 
+  it('sends events with an id of its own, once however often, and reads what they started', async () => {
+    const name = `client.event.${uniqueId('n')}`;
+    const workflow = await client.workflows.create(
+      quickWorkflow({ trigger: { type: 'event', event: name } }),
+    );
+    const accepted = await client.events.send({ name, data: { plan: 'pro' } });
+    const [id] = accepted.ids;
+    expect(id, 'an id the client made up, so that its retries act once').to.match(/^evt_[0-9a-f]{32}$/);
+    await client.events.send({ name, data: { plan: 'pro' }, id: id! });
+    const event = await waitFor(async () => {
+      const read = await client.events.get(id!);
+      return read.started.length > 0 && read;
+    });
+    expect(event.started).to.have.length(1);
+    const execution = await client.waitForExecution(event.started[0]!);
+    expect(execution.workflow).to.equal(workflow.id);
+    const batch = await client.events.send([
+      { name: `${name}.other` },
+      { name: `${name}.other`, id: 'mine-1' },
+    ]);
+    expect(batch.ids[1]).to.equal('mine-1');
+    const listed = await client.events.list({ name: `${name}.other` }).toArray();
+    expect(listed.map((e) => e.id)).to.deep.equal([...batch.ids].reverse());
+  });
+
   it('iterates cursor pages: every item once, one request per page', async () => {
     const ids = new Set<string>();
     for (let i = 0; i < 4; i++) ids.add((await client.workflows.create(quickWorkflow())).id);

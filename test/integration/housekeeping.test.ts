@@ -1,7 +1,8 @@
 /**
  * Housekeeping (docs/operations.md#data-retention): a Temporal Schedule per task queue runs a job that
- * deletes trigger idempotency keys past their 24 hours (docs/api.md#idempotency) and finished webhook deliveries past
- * DELIVERY_LOG_RETENTION_DAYS, with their attempts. Rows are aged by writing their timestamps directly.
+ * deletes trigger idempotency keys past their 24 hours (docs/api.md#idempotency), finished webhook deliveries past
+ * DELIVERY_LOG_RETENTION_DAYS, with their attempts, and events past EVENT_RETENTION_DAYS (docs/events.md#retention).
+ * Rows are aged by writing their timestamps directly.
  */
 import { expect } from 'chai';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
@@ -14,6 +15,7 @@ for (const db of DB_KINDS) {
   describe(`housekeeping (${db}) @integration`, function () {
     let service: TestService;
     let workspaceId: string;
+    let workspaceKey: string;
     let endpointId: string;
 
     const query = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) =>
@@ -75,10 +77,11 @@ for (const db of DB_KINDS) {
       this.timeout(120_000);
       service = await startTestService({
         db,
-        env: { DELIVERY_LOG_RETENTION_DAYS: '7', TEMPORAL_RETENTION_DAYS: '30' },
+        env: { DELIVERY_LOG_RETENTION_DAYS: '7', TEMPORAL_RETENTION_DAYS: '30', EVENT_RETENTION_DAYS: '3' },
       });
       const workspace = await service.newWorkspace();
       workspaceId = workspace.workspaceId;
+      workspaceKey = workspace.key;
       const res = await service
         .api(workspace.key)
         .post('/v1/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['execution.completed'] })
@@ -144,6 +147,34 @@ for (const db of DB_KINDS) {
       expect(await exists('execution_retries', 'base_run_id', 'run_recent'), 'the 29-day-old retry').to.equal(
         true,
       );
+    });
+
+    it('deletes events older than EVENT_RETENTION_DAYS with what was recorded of them; keeps younger ones', async function () {
+      this.timeout(60_000);
+      const api = service.api(workspaceKey);
+      await api
+        .post('/v1/events', [
+          { id: 'old-event', name: 'housekeeping.test' },
+          { id: 'young-event', name: 'housekeeping.test' },
+        ])
+        .expect(202);
+      await query(
+        `insert into event_triggers (workspace_id, event_id, workflow_id, error_code, error_message)
+         values ($1, 'old-event', 'wf', 'invalid_input', 'refused')`,
+        [workspaceId],
+      );
+      await query(`update events set received_at = now() - interval '3 days 1 hour' where id = 'old-event'`);
+      await query(
+        `update events set received_at = now() - interval '2 days 23 hours' where id = 'young-event'`,
+      );
+      const result = await runHousekeeping();
+      expect(result.events, 'events deleted').to.equal(1);
+      await api.get('/v1/events/old-event').expect(404);
+      await api.get('/v1/events/young-event').expect(200);
+      expect(
+        await exists('event_triggers', 'event_id', 'old-event'),
+        "the old event's trigger record",
+      ).to.equal(false);
     });
   });
 }

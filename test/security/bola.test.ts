@@ -32,6 +32,7 @@ const NOT_FOUND_CODE: Record<string, string> = {
   executions: 'execution_not_found',
   webhooks: 'webhook_not_found',
   secrets: 'not_found',
+  events: 'event_not_found',
 };
 
 /**
@@ -94,6 +95,7 @@ describe('security: object level authorization (BOLA) @integration', function ()
       a.webhookId,
       a.deliveryId,
       a.eventId,
+      a.sentEventId,
     ];
   });
   after(async () => receiver?.stop());

@@ -180,6 +180,7 @@ const SAMPLE_BODIES: Record<string, () => unknown> = {
   putSecret: () => ({ value: 'security-suite-value' }),
   createWebhook: () => ({ url: 'https://example.com/hook', events: ['execution.completed'] }),
   triggerHook: () => ({}),
+  sendEvents: () => ({ name: 'security.suite', data: { n: 1 } }),
 };
 
 export function sampleBody(op: Operation): Record<string, unknown> | undefined {
@@ -373,6 +374,8 @@ export interface Population {
   webhookSecret: string;
   deliveryId: string;
   eventId: string;
+  /** An event the workspace sent (POST /v1/events), with another after it (a second page). */
+  sentEventId: string;
 }
 
 /** The approval step id of `approvalWorkflowId`. */
@@ -382,8 +385,8 @@ export const MAP_STEP = 'each';
 
 /**
  * Creates the population in a new workspace: an API key, two secrets, four workflows (one with a webhook
- * trigger), a succeeded, a waiting (approval) and a failed execution, and two webhook endpoints (at
- * `receiverUrl`, which must answer 2xx), the first with a succeeded delivery.
+ * trigger), a succeeded, a waiting (approval) and a failed execution, two webhook endpoints (at
+ * `receiverUrl`, which must answer 2xx), the first with a succeeded delivery, and two events.
  */
 export async function populate(service: TestService, receiverUrl: string): Promise<Population> {
   const { workspaceId, key } = await service.newWorkspace(['admin']);
@@ -451,6 +454,16 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     waitForExecution(api, failed, (e) => e.status === 'failed'),
     waitForExecution(api, mapped, (e) => e.status === 'success'),
   ]);
+  const [sentEventId] = (
+    await created(
+      '/v1/events',
+      [
+        { name: 'population.event', data: { n: 1 }, id: uniqueId('evt') },
+        { name: 'population.event', data: { n: 2 }, id: uniqueId('evt') },
+      ],
+      202,
+    )
+  ).ids as unknown as string[];
   const delivery = await waitFor(
     async () => {
       const res = await api.get(`/v1/webhooks/${webhook.id}/deliveries`).expect(200);
@@ -479,6 +492,7 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     webhookSecret: webhook.secret!,
     deliveryId: delivery.id,
     eventId: delivery.event_id,
+    sentEventId: sentEventId!,
   };
 }
 
@@ -504,6 +518,7 @@ export function populationPath(op: Operation, p: Population): Record<string, str
     secrets: { name: p.secretName },
     webhooks: { id: p.webhookId, delivery_id: p.deliveryId },
     hooks: { workflow: p.hookWorkflowId },
+    events: { id: p.sentEventId },
     // The caller's own workspace: no id in the path.
     workspace: {},
   };

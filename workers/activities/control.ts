@@ -18,7 +18,7 @@ import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../c
 import { itemsExpression, resolveTemplates } from '../../core/expressions/templates';
 import { MAX_MAP_ITEMS } from '../../core/definitions/schema';
 import type { ComputePool } from '../../platform/compute/pool';
-import { workspaceEvaluator } from './evaluation';
+import { workspaceEvaluator } from '../../platform/compute/evaluation';
 
 /** The same budget as one step's evaluations (steps.ts). */
 const CONTROL_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000 };

@@ -3,6 +3,7 @@
  * while, deleted once that while is over, so tables stay bounded however long the service runs.
  */
 import type { Database } from '../../platform/store/db';
+import { purgeExpiredEvents } from '../../platform/store/events';
 import { purgeExecutionRetries } from '../../platform/store/execution-retries';
 import { purgeExpiredIdempotencyKeys } from '../../platform/store/idempotency';
 import { purgeDeliveryLog } from '../../platform/store/webhooks';
@@ -14,18 +15,22 @@ export interface PurgeResult {
   deliveries: number;
   /** Records of retried runs older than Temporal's retention (the runs they name are gone). */
   retries: number;
+  /** Events past EVENT_RETENTION_DAYS, with what was recorded of them (docs/events.md#retention). */
+  events: number;
 }
 
 export function createHousekeepingActivities(deps: {
   db: Database;
   deliveryLogRetentionDays: number;
   executionRetentionDays: number;
+  eventRetentionDays: number;
 }) {
   async function purge_expired(): Promise<PurgeResult> {
     return {
       idempotency_keys: await purgeExpiredIdempotencyKeys(deps.db),
       deliveries: await purgeDeliveryLog(deps.db, deps.deliveryLogRetentionDays),
       retries: await purgeExecutionRetries(deps.db, deps.executionRetentionDays),
+      events: await purgeExpiredEvents(deps.db, deps.eventRetentionDays),
     };
   }
   return { purge_expired };

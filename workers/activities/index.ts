@@ -48,6 +48,8 @@ export interface ActivityDeps {
   deliveryLogRetentionDays: number;
   /** Days Temporal keeps closed runs (TEMPORAL_RETENTION_DAYS; the housekeeping job). */
   executionRetentionDays: number;
+  /** Days events are kept (EVENT_RETENTION_DAYS; the housekeeping job). */
+  eventRetentionDays: number;
   /** Payloads are encrypted (docs/operations.md#encrypted-step-data). */
   encryptsPayloads?: boolean;
   /**
@@ -119,6 +121,7 @@ export function createActivities(deps: ActivityDeps) {
       db: deps.db,
       deliveryLogRetentionDays: deps.deliveryLogRetentionDays,
       executionRetentionDays: deps.executionRetentionDays,
+      eventRetentionDays: deps.eventRetentionDays,
     }),
   };
 }

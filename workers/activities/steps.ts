@@ -30,7 +30,7 @@ import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../c
 import { readsSecrets } from '../../core/expressions/references';
 import { resolveTemplates, secretTemplatePointers, type Evaluate } from '../../core/expressions/templates';
 import type { ComputePool } from '../../platform/compute/pool';
-import { workspaceEvaluator } from './evaluation';
+import { workspaceEvaluator } from '../../platform/compute/evaluation';
 import {
   DATA_LIMIT_CODES,
   jsonByteLength,

@@ -19,7 +19,7 @@ import type { ComputePool } from '../../platform/compute/pool';
 import { SchemaError } from '../../core/definitions/input-schema';
 import type { SchemaValidation } from '../../platform/compute/schemas';
 import type { WorkflowVersionRecord } from '../../platform/store/workflows';
-import { workspaceEvaluator } from './evaluation';
+import { workspaceEvaluator } from '../../platform/compute/evaluation';
 
 export interface SubWorkflowDeps {
   compute: ComputePool;

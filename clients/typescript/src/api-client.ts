@@ -32,6 +32,9 @@ export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type WorkflowVersion = Schemas['WorkflowVersion'];
 export type Workspace = Schemas['Workspace'];
+export type Event = Schemas['Event'];
+export type EventInput = Schemas['EventInput'];
+export type EventsAccepted = Schemas['EventsAccepted'];
 
 type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
   ? NonNullable<Q>
@@ -276,6 +279,31 @@ export class SwitchyardApiClient {
       ),
     revoke: (id: string): Promise<void> =>
       unwrap(this.raw.DELETE('/v1/api-keys/{id}', { params: { path: { id } } })),
+  };
+
+  readonly events = {
+    /**
+     * Sends one event or a batch of up to 100; answers their ids in order. An event without an `id` gets a
+     * random one (`evt_` + 32 hex digits) from the client, so that its own retries act on it once.
+     */
+    send: (events: EventInput | readonly EventInput[]): Promise<EventsAccepted> => {
+      const withId = (event: EventInput): EventInput => ({
+        ...event,
+        id: event.id ?? `evt_${randomUuid().replaceAll('-', '')}`,
+      });
+      const body = Array.isArray(events)
+        ? (events as readonly EventInput[]).map(withId)
+        : withId(events as EventInput);
+      return unwrap(this.raw.POST('/v1/events', { body }));
+    },
+    /** Newest first; `name` keeps the events of one name. */
+    list: (query: ListQuery<'listEvents'> = {}): PageIterator<Event> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/events', { params: { query: { ...query, cursor } } })),
+      ),
+    /** The event with the executions it started and woke, and why a trigger refused its data. */
+    get: (id: string): Promise<Event> =>
+      unwrap(this.raw.GET('/v1/events/{id}', { params: { path: { id } } })),
   };
 
   readonly workspace = {

@@ -30,6 +30,9 @@ export {
   type CreatedApiKey,
   type WorkflowVersion,
   type Workspace,
+  type Event,
+  type EventInput,
+  type EventsAccepted,
 } from './api-client';
 export {
   SwitchyardError,

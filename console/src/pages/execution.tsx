@@ -47,6 +47,7 @@ export function ExecutionPage({ id }: { id: string }) {
     return <NotLoaded heading={`Run ${id}`} state={execution} thing="run" />;
   }
 
+  const triggerEvent = run.steps.find((step) => step.kind === 'trigger')?.event;
   const temporalUrl = session.temporal.ui_url
     ? `${session.temporal.ui_url}/namespaces/${encodeURIComponent(session.temporal.namespace)}/workflows/${encodeURIComponent(run.execution_id)}`
     : undefined;
@@ -68,6 +69,17 @@ export function ExecutionPage({ id }: { id: string }) {
           <span class="hint">version {run.workflow_version}</span>
         </Fact>
         <Fact term="Trigger">{run.trigger.type}</Fact>
+        {triggerEvent && (
+          <Fact term="Started by">
+            <span data-testid="run-event">
+              event{' '}
+              <Link href={`/events/${encodeURIComponent(triggerEvent.id)}`} class="mono">
+                {triggerEvent.id}
+              </Link>{' '}
+              ({triggerEvent.name})
+            </span>
+          </Fact>
+        )}
         {run.parent && (
           <Fact term="Started by">
             <span data-testid="run-parent">

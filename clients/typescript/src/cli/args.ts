@@ -33,6 +33,9 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   comment: { type: 'string' },
+  data: { type: 'string' },
+  id: { type: 'string' },
+  name: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -57,6 +60,9 @@ export interface Parsed {
     status?: string;
     limit?: string;
     comment?: string;
+    data?: string;
+    id?: string;
+    name?: string;
   };
   /** Options given on the command line, to refuse those the command does not take. */
   given: Set<OptionName>;
@@ -141,6 +147,9 @@ Commands:
   executions cancel ID
   executions approve ID STEP [--comment TEXT]
   executions reject ID STEP [--comment TEXT]
+  events send NAME [--data JSON] [--id ID] send an event (an id sent again within 24 h acts once)
+  events list [--name NAME] [--limit N]    events, newest first
+  events show ID                           an event, the executions it started and woke, its errors
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
   workspace                                the workspace's limits and what it uses of them

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import {
   SwitchyardClient,
+  type Event,
   type Execution,
   type ExecutionStatus,
   type StepRunStatus,
@@ -155,6 +156,8 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
     }
     case 'executions':
       return executions({ parsed, sub, client, print, io });
+    case 'events':
+      return events({ parsed, sub, client, print, io });
     case 'webhooks':
       return webhooks({ parsed, sub, client, print, io });
     case 'workspace': {
@@ -357,6 +360,59 @@ async function executions({ parsed, sub, client, print }: Command): Promise<numb
           : 'executions needs list, get, runs, retry, cancel, approve or reject',
       );
   }
+}
+
+async function events({ parsed, sub, client, print }: Command): Promise<number> {
+  const v = parsed.values;
+  switch (sub) {
+    case 'send': {
+      const [name] = expectCommand(parsed, 'events send', ['data', 'id'], { min: 1, max: 1, words: 2 });
+      const data = jsonObjectOption(v.data, 'data') ?? {};
+      const accepted = await client().events.send({ name: name!, data, ...(v.id ? { id: v.id } : {}) });
+      print(accepted, () => `Sent ${accepted.ids[0]!}`);
+      return EXIT.ok;
+    }
+    case 'list': {
+      expectCommand(parsed, 'events list', ['name', 'limit'], { min: 0, max: 0, words: 2 });
+      const items = await client()
+        .events.list(v.name ? { name: v.name } : {})
+        .toArray(intOption(v.limit, 'limit') ?? 20);
+      printList(print, items, 'No events.', ['ID', 'NAME', 'RECEIVED', 'STARTED', 'WOKE', 'ERRORS'], (e) => [
+        e.id,
+        e.name,
+        e.received_at,
+        e.started.length,
+        e.woke.length,
+        e.errors.length,
+      ]);
+      return EXIT.ok;
+    }
+    case 'show': {
+      const [id] = expectCommand(parsed, 'events show', [], { min: 1, max: 1, words: 2 });
+      const event = await client().events.get(id!);
+      print(event, () => describeEvent(event));
+      return EXIT.ok;
+    }
+    default:
+      throw new UsageError(sub ? `unknown command 'events ${sub}'` : 'events needs send, list or show');
+  }
+}
+
+/** An event: what it is, its data, the executions it started and woke, and the triggers that refused it. */
+export function describeEvent(event: Event): string {
+  const lines = [
+    `Event ${event.id} (${event.name}), received ${event.received_at}`,
+    ...(event.source !== undefined ? [`Source: ${event.source}`] : []),
+    ...(event.subject !== undefined ? [`Subject: ${event.subject}`] : []),
+    '',
+    JSON.stringify(event.data, null, 2),
+    '',
+    `Started: ${event.started.length === 0 ? 'none' : event.started.join(', ')}`,
+    `Woke: ${event.woke.length === 0 ? 'none' : event.woke.join(', ')}`,
+  ];
+  for (const error of event.errors)
+    lines.push(`Refused by ${error.workflow}: ${error.code}: ${error.message}`);
+  return lines.join('\n');
 }
 
 async function webhooks({ parsed, sub, client, print }: Command): Promise<number> {

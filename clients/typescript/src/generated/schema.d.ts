@@ -104,7 +104,7 @@ export interface paths {
     put?: never;
     /**
      * Create a workflow (version 1)
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). A workflow past the workspace's `workflows` limit is 409 limit_exceeded (GET /v1/workspace); an id the workspace already has is 409 workflow_exists.
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`, an event trigger's `if`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). A workflow past the workspace's `workflows` limit is 409 limit_exceeded (GET /v1/workspace); an id the workspace already has is 409 workflow_exists.
      */
     post: operations['createWorkflow'];
     delete?: never;
@@ -124,7 +124,7 @@ export interface paths {
     get: operations['getWorkflow'];
     /**
      * Save a new version of a workflow
-     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). The body's `id`, when given, must be the URL's (400 invalid_definition).
+     * @description Beyond this schema, a definition is checked on save, and all problems are reported together (400 invalid_definition, one `details` entry per problem with its JSON pointer, nested steps included, as in /steps/2/branches/0/steps/1/id): step ids are unique in the whole definition, nested steps included, branch ids within a parallel step and case ids within a switch (`default` is not a case id); steps nest at most 5 levels; a map's `as` is not a name the context has already; every JSONata expression (`if`, `when`, a map's `items`, a loop's `until`, an event trigger's `if`) and every `{{ }}` template (in steps, a workflow step's `input` and the definition's `output`) parses, and reads only steps it can see (earlier steps of its own list and those before each container around it; from outside a container only the container; a loop's `until` also its iteration's steps; the `output` the top-level steps); `secrets.NAME` is read only by connector and ai step templates, alone in its string; `input_schema` and an ai step's `output_schema` compile as JSON Schema (draft 2020-12); a schedule trigger's `timezone` is an IANA time zone name spelt exactly, its `input` satisfies the `input_schema`, its `cron` is an expression Temporal accepts; and it has at most 500 steps, nested steps and containers included, and no more than the workspace's `steps_per_definition` limit (GET /v1/workspace; 400 invalid_definition at /steps). The body's `id`, when given, must be the URL's (400 invalid_definition).
      */
     put: operations['saveWorkflowVersion'];
     post?: never;
@@ -326,6 +326,59 @@ export interface paths {
      * @description The deciding API key id and the comment land in the step output.
      */
     post: operations['rejectStep'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List events, newest first */
+    get: operations['listEvents'];
+    put?: never;
+    /**
+     * Send events
+     * @description Stores one event, or an array of up to 100, and answers 202 once they are committed: no crash or restart
+     *     loses an accepted event, nor the executions it starts. Then each event starts one execution of every
+     *     workflow whose latest version has an event trigger for its name (and whose `if` holds), with the event's
+     *     `data` as input; data that fails a workflow's input_schema starts nothing there, and the event's read
+     *     says why.
+     *
+     *     An event is `{"name", "data", "id"}`: `data` an object of at most 256 KiB as JSON (default `{}`), `id`
+     *     optional (default a generated `evt_...`). An `id` the workspace sent within the last 24 h is the same
+     *     event again: accepted (202, the same id), acted on once.
+     *
+     *     CloudEvents 1.0 in structured mode are accepted too: `Content-Type: application/cloudevents+json` for one,
+     *     `application/cloudevents-batch+json` for an array. `type` is the name, `id` the id, `data` the data (a JSON
+     *     object); `source` and `subject` are kept and shown. `specversion` must be "1.0"; `data_base64` is refused.
+     */
+    post: operations['sendEvents'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read an event: what it started, woke, and why a trigger refused it
+     * @description Events are kept for EVENT_RETENTION_DAYS (7 by default); `data` holds up to 262144 bytes.
+     */
+    get: operations['getEvent'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -734,7 +787,15 @@ export interface components {
           input?: {
             [key: string]: unknown;
           };
-        } & (unknown | unknown));
+        } & (unknown | unknown))
+      | {
+          /** @constant */
+          type: 'event';
+          /** @description The name of the events that start an execution (`user.signup`): exactly this name. */
+          event: string;
+          /** @description JSONata over the event, `{id, name, data}`: only events for which it holds start an execution (omitted: every event of that name). Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+          if?: string;
+        };
     RulesStep:
       | {
           /** @description Unique in the definition; "trigger" is reserved. */
@@ -1095,6 +1156,64 @@ export interface components {
       /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
       output?: unknown;
     };
+    /**
+     * @example {
+     *       "name": "user.signup",
+     *       "data": {
+     *         "user_id": "u_1842",
+     *         "email": "ada@example.com",
+     *         "plan": "pro"
+     *       },
+     *       "id": "signup-u_1842"
+     *     }
+     */
+    EventInput: {
+      /** @description What happened: `user.signup`, `payment.succeeded`. */
+      name: string;
+      /** @description Default `{}`. */
+      data?: {
+        [key: string]: unknown;
+      };
+      /** @description Your id of the event: one sent again within 24 h is the same event (accepted, acted on once). Default: a generated `evt_...`. */
+      id?: string;
+    };
+    /**
+     * @example {
+     *       "specversion": "1.0",
+     *       "type": "user.signup",
+     *       "source": "https://accounts.example.com",
+     *       "id": "b8f4e6d2-3c1a-4f0e-9a57-1d2c3b4a5f60",
+     *       "subject": "u_1842",
+     *       "time": "2026-11-21T10:02:44Z",
+     *       "datacontenttype": "application/json",
+     *       "data": {
+     *         "user_id": "u_1842",
+     *         "email": "ada@example.com",
+     *         "plan": "pro"
+     *       }
+     *     }
+     */
+    CloudEvent: {
+      /** @constant */
+      specversion: '1.0';
+      /** @description The event's name. */
+      type: string;
+      /** @description Kept and shown. */
+      source: string;
+      id: string;
+      /** @description Kept and shown. */
+      subject?: string;
+      time?: string;
+      datacontenttype?: string;
+      dataschema?: string;
+      /** @description Default `{}`. */
+      data?: {
+        [key: string]: unknown;
+      };
+      data_base64?: unknown;
+    } & {
+      [key: string]: unknown;
+    };
     EventPayload: {
       /** @description The event id: also the webhook-id header of every attempt. */
       id: string;
@@ -1163,6 +1282,7 @@ export interface components {
           | 'webhook_not_found'
           | 'step_not_found'
           | 'api_key_not_found'
+          | 'event_not_found'
           | 'not_found'
           | 'method_not_allowed'
           | 'execution_not_failed'
@@ -1243,7 +1363,7 @@ export interface components {
       description: string | null;
       trigger: {
         /** @enum {string} */
-        type: 'api' | 'webhook' | 'schedule';
+        type: 'api' | 'webhook' | 'schedule' | 'event';
       };
       /** @description The latest version. */
       version: number;
@@ -1328,10 +1448,10 @@ export interface components {
       status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
         /**
-         * @description `workflow`: a child execution, started by a workflow step of its parent.
+         * @description `workflow`: a child execution, started by a workflow step of its parent; `event`: started by an event (its trigger step names it).
          * @enum {string}
          */
-        type: 'api' | 'webhook' | 'schedule' | 'workflow';
+        type: 'api' | 'webhook' | 'schedule' | 'event' | 'workflow';
       };
       /** @description A child execution: the execution and the workflow step that started it; null otherwise. */
       parent: {
@@ -1356,10 +1476,10 @@ export interface components {
       status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
         /**
-         * @description `workflow`: a child execution, started by a workflow step of its parent.
+         * @description `workflow`: a child execution, started by a workflow step of its parent; `event`: started by an event (its trigger step names it).
          * @enum {string}
          */
-        type: 'api' | 'webhook' | 'schedule' | 'workflow';
+        type: 'api' | 'webhook' | 'schedule' | 'event' | 'workflow';
       };
       /** @description A child execution: the execution and the workflow step that started it; null otherwise. */
       parent: {
@@ -1438,6 +1558,11 @@ export interface components {
         code: string;
         message: string;
       } | null;
+      /** @description The trigger step of an execution an event trigger started: the event (GET /v1/events/{id} reads it). */
+      event?: {
+        id: string;
+        name: string;
+      };
       /**
        * Format: date-time
        * @description When a failed attempt will be tried again.
@@ -1487,6 +1612,42 @@ export interface components {
       /** @example ex_7kQ2mX9vLp4RtY8wZc3NbF6d */
       execution_id: string;
       retried_from_step: string;
+    };
+    EventsAccepted: {
+      /** @constant */
+      status: 'accepted';
+      /** @description The events' ids, in request order: given or generated. */
+      ids: string[];
+    };
+    EventList: {
+      data: components['schemas']['Event'][];
+      next_cursor: string | null;
+    };
+    Event: {
+      id: string;
+      name: string;
+      data: {
+        [key: string]: unknown;
+      };
+      /**
+       * Format: date-time
+       * @description RFC 3339, UTC
+       */
+      received_at: string;
+      /** @description A CloudEvent: its `source`. */
+      source?: string;
+      /** @description A CloudEvent: its `subject`, when it had one. */
+      subject?: string;
+      /** @description The executions its event triggers started (execution ids), in order; at most 1,000 listed. */
+      started: string[];
+      /** @description The waiting executions (wait_for_event) it woke, in order; at most 1,000 listed. Empty until they are woken. */
+      woke: string[];
+      /** @description Event triggers that matched but started nothing: `invalid_input` (the data fails the workflow's input_schema), `expression_error` (the trigger's `if` failed), `invalid_definition` (the version's input_schema is no longer accepted). */
+      errors: {
+        workflow: string;
+        code: string;
+        message: string;
+      }[];
     };
     SecretList: {
       data: components['schemas']['Secret'][];
@@ -3244,6 +3405,7 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -4083,6 +4245,7 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `timezone` is not an IANA time zone name as spelt in the time zone database.
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
+       *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -7721,6 +7884,813 @@ export interface operations {
            *             "build_id": "1a2b3c4d5e6f"
            *           }
            *         ]
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listEvents: {
+    parameters: {
+      query?: {
+        /** @description Only events of this name. */
+        name?: string;
+        /** @description Page size (1-100, default 20). */
+        limit?: number;
+        /** @description The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of events, newest first */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "signup-u_1842",
+           *           "name": "user.signup",
+           *           "data": {
+           *             "user_id": "u_1842",
+           *             "email": "ada@example.com",
+           *             "plan": "pro"
+           *           },
+           *           "received_at": "2026-11-21T10:02:44.560Z",
+           *           "started": [
+           *             "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *           ],
+           *           "woke": [],
+           *           "errors": [
+           *             {
+           *               "workflow": "crm-sync",
+           *               "code": "invalid_input",
+           *               "message": "The input does not match the workflow's input_schema: /company is required."
+           *             }
+           *           ]
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
+          'application/json': components['schemas']['EventList'];
+        };
+      };
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  sendEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "user.signup",
+         *       "data": {
+         *         "user_id": "u_1842",
+         *         "email": "ada@example.com",
+         *         "plan": "pro"
+         *       },
+         *       "id": "signup-u_1842"
+         *     }
+         */
+        'application/json': components['schemas']['EventInput'] | components['schemas']['EventInput'][];
+        /**
+         * @example {
+         *       "specversion": "1.0",
+         *       "type": "user.signup",
+         *       "source": "https://accounts.example.com",
+         *       "id": "b8f4e6d2-3c1a-4f0e-9a57-1d2c3b4a5f60",
+         *       "subject": "u_1842",
+         *       "time": "2026-11-21T10:02:44Z",
+         *       "datacontenttype": "application/json",
+         *       "data": {
+         *         "user_id": "u_1842",
+         *         "email": "ada@example.com",
+         *         "plan": "pro"
+         *       }
+         *     }
+         */
+        'application/cloudevents+json': components['schemas']['CloudEvent'];
+        /**
+         * @example [
+         *       {
+         *         "specversion": "1.0",
+         *         "type": "user.signup",
+         *         "source": "https://accounts.example.com",
+         *         "id": "b8f4e6d2-3c1a-4f0e-9a57-1d2c3b4a5f60",
+         *         "subject": "u_1842",
+         *         "time": "2026-11-21T10:02:44Z",
+         *         "datacontenttype": "application/json",
+         *         "data": {
+         *           "user_id": "u_1842",
+         *           "email": "ada@example.com",
+         *           "plan": "pro"
+         *         }
+         *       }
+         *     ]
+         */
+        'application/cloudevents-batch+json': components['schemas']['CloudEvent'][];
+      };
+    };
+    responses: {
+      /** @description Accepted: the events are stored and will be acted on */
+      202: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "ids": [
+           *         "signup-u_1842"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['EventsAccepted'];
+        };
+      };
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: An event's `data` is larger than 256 KiB (262,144 bytes) as JSON.
+       *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
+       */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "signup-u_1842",
+           *       "name": "user.signup",
+           *       "data": {
+           *         "user_id": "u_1842",
+           *         "email": "ada@example.com",
+           *         "plan": "pro"
+           *       },
+           *       "received_at": "2026-11-21T10:02:44.560Z",
+           *       "started": [
+           *         "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *       ],
+           *       "woke": [],
+           *       "errors": [
+           *         {
+           *           "workflow": "crm-sync",
+           *           "code": "invalid_input",
+           *           "message": "The input does not match the workflow's input_schema: /company is required."
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Event'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "event_not_found",
+           *         "message": "No event 'signup-u_1842' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
            *       }
            *     }
            */

@@ -1,5 +1,6 @@
 /**
- * Where a step's expressions are evaluated: on the worker's event loop, within counted budgets that pause
+ * Where a workspace's expressions are evaluated (a step's in the worker, an event trigger's `if` in the
+ * API's event dispatcher): on the process's event loop, within counted budgets that pause
  * every few thousand steps (core/expressions/evaluate.ts), unless the expression matches regular
  * expressions. A match is linear in its input on RE2, but one call over a long string cannot pause, so
  * those evaluations run on a compute thread, in the workspace's turn, killed past the time limit
@@ -10,9 +11,9 @@ import { evaluateExpression } from '../../core/expressions/evaluate';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
 import { matchesRegex } from '../../core/expressions/references';
 import type { Evaluate } from '../../core/expressions/templates';
-import { ComputeLimitError, type ComputePool } from '../../platform/compute/pool';
+import { ComputeLimitError, type ComputePool } from './pool';
 
-/** Evaluates expressions of `workspaceId`'s steps (evaluateExpression's signature). */
+/** Evaluates expressions of `workspaceId` (evaluateExpression's signature). */
 export function workspaceEvaluator(compute: ComputePool, workspaceId: string): Evaluate {
   return async (expression, context, limits = {}, budget = new EvaluationBudget()) => {
     if (!matchesRegex(expression)) return evaluateExpression(expression, context, limits, budget);
