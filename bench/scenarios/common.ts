@@ -73,3 +73,13 @@ export function split(total: number, parts: number): number[] {
     (size) => size > 0,
   );
 }
+
+/** A positive integer from the environment variable `name`, `fallback` when it is unset or empty. */
+export function intFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got '${raw}'`);
+  return value;
+}
