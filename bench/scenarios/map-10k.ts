@@ -59,9 +59,9 @@ export function mapSettingsFromEnv(): MapSettings {
     items: intFromEnv('BENCH_MAP_ITEMS', 10_000),
     concurrency: intFromEnv('BENCH_MAP_CONCURRENCY', 20),
     reads: intFromEnv('BENCH_MAP_READS', 100),
-    warmupItems: intFromEnv('BENCH_MAP_WARMUP_ITEMS', 1000),
+    warmupItems: intFromEnv('BENCH_MAP_WARMUP_ITEMS', 1000, 0),
     onboard: intFromEnv('BENCH_MAP_ONBOARD', 1000),
-    onboardWarmup: intFromEnv('BENCH_MAP_ONBOARD_WARMUP', 100),
+    onboardWarmup: intFromEnv('BENCH_MAP_ONBOARD_WARMUP', 100, 0),
   };
 }
 

@@ -36,7 +36,7 @@ export function parallelSettingsFromEnv(): ParallelSettings {
     calls: intFromEnv('BENCH_PARALLEL_CALLS', 5),
     delayMs: intFromEnv('BENCH_PARALLEL_DELAY_MS', 50),
     runs: intFromEnv('BENCH_PARALLEL_RUNS', 200),
-    warmup: intFromEnv('BENCH_PARALLEL_WARMUP', 20),
+    warmup: intFromEnv('BENCH_PARALLEL_WARMUP', 20, 0),
     rounds: intFromEnv('BENCH_PARALLEL_ROUNDS', 4),
   };
 }
