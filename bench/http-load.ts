@@ -11,6 +11,8 @@ export interface ApiClient {
   createWorkflow(definition: unknown): Promise<void>;
   /** GET /v1/executions/{id}; resolves with the body as received (not parsed), rejects on anything but 200. */
   getExecution(executionId: string): Promise<string>;
+  /** GET of any path under the API; resolves with the body as received, rejects on anything but 200. */
+  get(path: string): Promise<string>;
   /** POST /v1/webhooks; resolves with the endpoint's id and its whsec_ secret, rejects on anything but 201. */
   createWebhook(endpoint: { url: string; events: string[]; description?: string }): Promise<CreatedWebhook>;
   close(): Promise<void>;
@@ -47,6 +49,7 @@ export function createApiClient(baseUrl: string, apiKey: string, connections: nu
       await send('POST', '/v1/workflows', 201, definition);
     },
     getExecution: (executionId) => send('GET', `/v1/executions/${encodeURIComponent(executionId)}`, 200),
+    get: (path) => send('GET', path, 200),
     async createWebhook(endpoint) {
       return JSON.parse(await send('POST', '/v1/webhooks', 201, endpoint)) as CreatedWebhook;
     },

@@ -2,6 +2,7 @@
  * CPU time and memory of processes, read from Linux's /proc: what a benchmark phase cost each process
  * of the stack (the service, the Temporal dev server, a worker), independent of which one did the work.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
@@ -90,4 +91,21 @@ export class ProcessMeter {
     for (const [name, pid] of Object.entries(this.pids))
       this.peakRss.set(name, Math.max(this.peakRss.get(name) ?? 0, rssMb(pid)));
   }
+}
+
+/**
+ * Sends `signal` to a child process unless it has exited, and waits for its exit (`exited`, a promise
+ * made when it started); SIGKILL if it is still there after `graceMs`.
+ */
+export async function stopChild(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  exited: Promise<void>,
+  graceMs = 30_000,
+): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
 }

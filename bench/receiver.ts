@@ -1,8 +1,8 @@
 /**
- * The third party that connector steps call in the benchmark: a local HTTP server that answers every
- * request at once with 200 and a small JSON body. The answer depends on the request only (no Date
+ * The third parties that connector steps call in the benchmark. startReceiver: a local HTTP server that
+ * answers every request at once with 200 and a small JSON body. The answer depends on the request only (no Date
  * header, an id derived from the request body), so two runs with the same input record the same step
- * inputs and outputs, whichever workflow made the calls.
+ * inputs and outputs, whichever workflow made the calls. startSlowReceiver: one that answers after a fixed delay.
  */
 import http from 'node:http';
 import { listenOnLoopback } from '../test/support/ports';
@@ -67,6 +67,33 @@ export async function startReceiver(): Promise<BenchReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests: () => requests,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A third party that answers every request after `delayMs`; counts the answers. */
+export async function startSlowReceiver(delayMs: number) {
+  let answered = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      setTimeout(() => {
+        answered += 1;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      }, delayMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.maxConnections = 100_000;
+  const port = await listenOnLoopback(server);
+  return {
+    url: `http://127.0.0.1:${port}/slow`,
+    answered: () => answered,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

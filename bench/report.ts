@@ -64,6 +64,23 @@ interface OnboardVariant {
   phases: Record<string, OnboardPhase>;
 }
 
+/** One side of map-10k: Switchyard's execution or the floor's hand-written workflow. */
+interface MapSide {
+  duration_ms: Figure;
+  items_per_sec: Figure;
+  cpu_ms_per_item: Record<string, Figure>;
+  outputs_correct?: boolean;
+  history: { chunks?: number; largest_history_events: Figure; largest_history_bytes: Figure };
+  read_execution_ms: Percentiles;
+  read_runs_page_ms: Percentiles;
+}
+
+/** One contender of parallel-5. */
+interface ParallelSide {
+  latency_ms: Percentiles & { p95: Figure };
+  errors?: number;
+}
+
 /** What the generator reads of the report run.ts writes (the type checks that it still matches). */
 export interface BenchReport {
   onboard?: {
@@ -133,6 +150,30 @@ export interface BenchReport {
     largest_history_events: number;
     largest_history_bytes: number;
     read_latency_ms: Percentiles;
+  };
+  'map-10k'?: {
+    items?: number;
+    concurrency?: number;
+    switchyard: MapSide;
+    floor: MapSide;
+    goal?: {
+      cpu_ms_per_item: Figure;
+      onboard_cpu_ms_per_execution: Figure;
+      onboard?: {
+        executions?: number;
+        concurrency?: number;
+        errors?: number;
+        receiver_missing?: number;
+        not_completed?: number;
+      };
+    };
+  };
+  'parallel-5'?: {
+    calls?: number;
+    delay_ms?: number;
+    runs?: number;
+    switchyard: { parallel: ParallelSide; one_call: ParallelSide };
+    floor: { parallel: ParallelSide; one_call: ParallelSide };
   };
   isolation?: {
     runs?: number;
@@ -306,6 +347,103 @@ function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] 
   return rows;
 }
 
+const MB = 1024 * 1024;
+
+/** map-10k: Switchyard's map beside the hand-written floor, then the goal line. */
+function mapRows(map: NonNullable<BenchReport['map-10k']>): ReportRow[] {
+  const { switchyard: ours, floor } = map;
+  const seconds = (ms: Figure) => (isNumber(ms) ? ms / 1000 : ms);
+  const megabytes = (bytes: Figure) => (isNumber(bytes) ? bytes / MB : bytes);
+  const rows = scenario(
+    `A map over ${count(map.items)} items (two rules steps each), in ${count(ours.history.chunks)} chunks`,
+    `1 run each, ${count(map.concurrency)} chunks at once`,
+    [
+      compared('items/s', ours.items_per_sec, floor.items_per_sec),
+      compared('trigger to closed (s)', seconds(ours.duration_ms), seconds(floor.duration_ms)),
+      compared(
+        'CPU ms per item, all processes',
+        ours.cpu_ms_per_item['total'],
+        floor.cpu_ms_per_item['total'],
+      ),
+      compared(
+        'CPU ms per item: service (floor: worker)',
+        ours.cpu_ms_per_item['service'],
+        floor.cpu_ms_per_item['worker'],
+      ),
+      compared(
+        'CPU ms per item: Temporal dev server',
+        ours.cpu_ms_per_item['dev_server'],
+        floor.cpu_ms_per_item['dev_server'],
+      ),
+      compared(
+        'largest history: events',
+        ours.history.largest_history_events,
+        floor.history.largest_history_events,
+      ),
+      compared(
+        'largest history: MB',
+        megabytes(ours.history.largest_history_bytes),
+        megabytes(floor.history.largest_history_bytes),
+      ),
+      compared('GET the execution p50 (ms)', ours.read_execution_ms.p50, floor.read_execution_ms.p50),
+      compared('GET the execution p99 (ms)', ours.read_execution_ms.p99, floor.read_execution_ms.p99),
+      compared('GET a page of 100 runs p50 (ms)', ours.read_runs_page_ms.p50, floor.read_runs_page_ms.p50),
+      compared('GET a page of 100 runs p99 (ms)', ours.read_runs_page_ms.p99, floor.read_runs_page_ms.p99),
+    ],
+  );
+  const goal = map.goal;
+  if (goal) {
+    const share =
+      isNumber(goal.cpu_ms_per_item) && isNumber(goal.onboard_cpu_ms_per_execution)
+        ? ratio(goal.cpu_ms_per_item, goal.onboard_cpu_ms_per_execution)
+        : null;
+    rows.push(
+      ...scenario(
+        'Goal: a map item costs no more CPU than an onboard run',
+        `${count(goal.onboard?.executions)} onboard runs, ${atOnce(goal.onboard?.concurrency)}, on the map's service`,
+        [
+          {
+            metric: 'CPU ms per onboard execution, all processes',
+            switchyard: formatFigure(goal.onboard_cpu_ms_per_execution),
+          },
+          {
+            metric: 'map item ÷ onboard execution, CPU (goal ≤ 1)',
+            switchyard: formatFigure(share),
+          },
+        ],
+      ),
+    );
+  }
+  return rows;
+}
+
+/** parallel-5: five calls at once and one call, each side; then five over one on each side. */
+function parallelRows(parallel: NonNullable<BenchReport['parallel-5']>): ReportRow[] {
+  const { switchyard: ours, floor } = parallel;
+  const calls = count(parallel.calls);
+  const over = (a: Figure, b: Figure) => (isNumber(a) && isNumber(b) ? ratio(a, b) : null);
+  return scenario(
+    `${calls} connector calls at once vs 1 (receiver answers in ${count(parallel.delay_ms)} ms)`,
+    `${count(parallel.runs)} runs each, 1 at a time`,
+    [
+      compared(`${calls} calls p50 (ms)`, ours.parallel.latency_ms.p50, floor.parallel.latency_ms.p50),
+      compared(`${calls} calls p95 (ms)`, ours.parallel.latency_ms.p95, floor.parallel.latency_ms.p95),
+      compared('1 call p50 (ms)', ours.one_call.latency_ms.p50, floor.one_call.latency_ms.p50),
+      compared('1 call p95 (ms)', ours.one_call.latency_ms.p95, floor.one_call.latency_ms.p95),
+      compared(
+        `${calls} calls ÷ 1 call, p50`,
+        over(ours.parallel.latency_ms.p50, ours.one_call.latency_ms.p50),
+        over(floor.parallel.latency_ms.p50, floor.one_call.latency_ms.p50),
+      ),
+      compared(
+        `${calls} calls ÷ 1 call, p95`,
+        over(ours.parallel.latency_ms.p95, ours.one_call.latency_ms.p95),
+        over(floor.parallel.latency_ms.p95, floor.one_call.latency_ms.p95),
+      ),
+    ],
+  );
+}
+
 /** One row per measurement, in the report's order; scenarios absent from the report are left out. */
 export function reportRows(report: BenchReport): ReportRow[] {
   const rows: ReportRow[] = [];
@@ -379,6 +517,7 @@ export function reportRows(report: BenchReport): ReportRow[] {
       ),
     );
 
+  // Reports from before map-10k replaced it.
   const largeMap = report.large_map;
   if (largeMap)
     rows.push(
@@ -390,13 +529,18 @@ export function reportRows(report: BenchReport): ReportRow[] {
           { metric: 'largest history: events', switchyard: formatFigure(largeMap.largest_history_events) },
           {
             metric: 'largest history: MB',
-            switchyard: formatFigure(largeMap.largest_history_bytes / (1024 * 1024)),
+            switchyard: formatFigure(largeMap.largest_history_bytes / MB),
           },
           { metric: 'GET the execution p50 (ms)', switchyard: formatFigure(largeMap.read_latency_ms.p50) },
           { metric: 'GET the execution p99 (ms)', switchyard: formatFigure(largeMap.read_latency_ms.p99) },
         ],
       ),
     );
+
+  const map = report['map-10k'];
+  if (map) rows.push(...mapRows(map));
+  const parallel = report['parallel-5'];
+  if (parallel) rows.push(...parallelRows(parallel));
 
   const isolation = report.isolation;
   if (isolation)
@@ -492,6 +636,17 @@ export function reportProblems(report: BenchReport): string[] {
     note(`five_step_e2e ${side}`, figures?.not_completed, 'not completed');
   }
   flag('five_step_e2e', five?.results_match, 'the two sides came to different results');
+  const map = report['map-10k'];
+  flag('map-10k switchyard', map?.switchyard.outputs_correct, 'wrong item outputs');
+  flag('map-10k floor', map?.floor.outputs_correct, 'wrong item outputs');
+  const onboard = map?.goal?.onboard;
+  note('map-10k onboard', onboard?.errors, 'errors');
+  note('map-10k onboard', onboard?.receiver_missing, 'executions missing at the receiver');
+  note('map-10k onboard', onboard?.not_completed, 'not completed');
+  const parallel = report['parallel-5'];
+  for (const side of ['switchyard', 'floor'] as const)
+    for (const [kind, figures] of Object.entries(parallel?.[side] ?? {}))
+      note(`parallel-5 ${side} ${kind}`, figures.errors, 'errors');
   const { latency, fanout, signatures } = report.webhooks ?? {};
   note('webhooks latency', latency?.errors, 'errors');
   note('webhooks latency', latency?.not_completed, 'not completed');

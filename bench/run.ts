@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: starts its own stack (Temporal dev server + one service process on PGlite), runs
- * every scenario against it in one go, and prints one JSON document on stdout (also written to
+ * `npm run bench`: runs the onboard scenario on stacks of its own, map-10k and parallel-5 on one more
+ * (scenarios/composition-stack.ts), then starts its own stack (Temporal dev server + one service process
+ * on PGlite) and runs every other scenario against it in one go, and prints one JSON document on stdout (also written to
  * bench/results/latest.json, with its Markdown table in latest.md and docs/benchmarks.md: bench/report.ts).
  * Progress and logs go to stderr. It measures only: no thresholds.
  *
@@ -10,6 +11,7 @@
  * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
  * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_FAIRNESS_FLOOD, BENCH_FAIRNESS_SLOW_MS,
  * BENCH_FAIRNESS_SAMPLES and BENCH_FAIRNESS_CONCURRENCY (fairness); BENCH_LOG_LEVEL for the service's logs (warn);
+ * map-10k and parallel-5 read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*).
  * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
  * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
@@ -27,8 +29,10 @@ import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchFairness } from './scenarios/fairness';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchIsolation } from './scenarios/isolation';
-import { benchLargeMap } from './scenarios/large-map';
+import { startCompositionStack } from './scenarios/composition-stack';
+import { benchMap10k } from './scenarios/map-10k';
 import { benchOnboard, onboardSettingsFromEnv } from './scenarios/onboard';
+import { benchParallel5 } from './scenarios/parallel-5';
 import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
 import { benchWebhooks } from './scenarios/webhooks';
@@ -87,9 +91,12 @@ const STACK_SCENARIOS = [
   'webhooks',
   'isolation',
   'fairness',
-  'large_map',
 ] as const;
-const SCENARIOS = ['onboard', ...STACK_SCENARIOS] as const;
+/** The scenarios that run on the composition stack (bench/scenarios/composition-stack.ts), beside their floors. */
+const COMPOSITION_SCENARIOS = ['map-10k', 'parallel-5'] as const;
+const SCENARIOS = ['onboard', ...COMPOSITION_SCENARIOS, ...STACK_SCENARIOS] as const;
+/** Former names BENCH_SCENARIOS still accepts. */
+const ALIASES: Readonly<Record<string, Scenario>> = { large_map: 'map-10k' };
 /**
  * Scenarios that run only when BENCH_SCENARIOS names them, on the in-process stack: console_execution
  * (the console's 200-step run page in Chromium) measures a browser, not the service's throughput.
@@ -101,7 +108,10 @@ type Scenario = (typeof SCENARIOS)[number] | (typeof OPTIONAL_SCENARIOS)[number]
 function selectedScenarios(): Set<Scenario> {
   const raw = process.env['BENCH_SCENARIOS'];
   if (!raw) return new Set(SCENARIOS);
-  const names = raw.split(',').map((name) => name.trim());
+  const names = raw.split(',').map((name) => {
+    const trimmed = name.trim();
+    return Object.hasOwn(ALIASES, trimmed) ? ALIASES[trimmed]! : trimmed;
+  });
   const known: readonly string[] = [...SCENARIOS, ...OPTIONAL_SCENARIOS];
   for (const name of names)
     if (!known.includes(name))
@@ -118,7 +128,6 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
     ...(selected.has('fairness') ? { fairness: await benchFairness(ctx) } : {}),
-    ...(selected.has('large_map') ? { large_map: await benchLargeMap(ctx) } : {}),
     ...(selected.has('console_execution')
       ? {
           console_execution: await benchConsoleExecution(
@@ -130,6 +139,21 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
   };
 }
 
+/** map-10k and parallel-5, on one composition stack started for them (none when neither is selected). */
+async function runCompositionScenarios(selected: Set<Scenario>) {
+  if (!COMPOSITION_SCENARIOS.some((scenario) => selected.has(scenario))) return {};
+  const stack = await startCompositionStack();
+  try {
+    return {
+      ...(selected.has('map-10k') ? { 'map-10k': await benchMap10k(stack) } : {}),
+      ...(selected.has('parallel-5') ? { 'parallel-5': await benchParallel5(stack) } : {}),
+    };
+  } finally {
+    progress('stopping the composition stack');
+    await stack.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const settings = readSettings();
   const selected = selectedScenarios();
@@ -137,6 +161,7 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   // First, on stacks of its own (the service as `npm start` runs it), before the in-process stack exists.
   const onboard = selected.has('onboard') ? await benchOnboard(onboardSettingsFromEnv()) : undefined;
+  const composition = await runCompositionScenarios(selected);
   const needsStack = [...STACK_SCENARIOS, ...OPTIONAL_SCENARIOS].some((scenario) => selected.has(scenario));
   let results: Awaited<ReturnType<typeof runScenarios>> = {};
   let environment: Awaited<ReturnType<typeof describeEnvironment>>;
@@ -172,6 +197,7 @@ async function main(): Promise<void> {
     settings,
     scenarios: [...selected],
     ...(onboard ? { onboard } : {}),
+    ...composition,
     ...results,
     environment,
     duration_s: Math.round((Date.now() - began) / 1000),

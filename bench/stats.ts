@@ -6,6 +6,7 @@ export interface LatencySummary {
   mean: number;
   p50: number;
   p90: number;
+  p95: number;
   p99: number;
   max: number;
 }
@@ -27,6 +28,7 @@ export function summarizeLatencies(samples: readonly number[]): LatencySummary {
     mean: round(sorted.length > 0 ? sum / sorted.length : Number.NaN),
     p50: round(percentile(sorted, 50)),
     p90: round(percentile(sorted, 90)),
+    p95: round(percentile(sorted, 95)),
     p99: round(percentile(sorted, 99)),
     max: round(sorted[sorted.length - 1] ?? Number.NaN),
   };

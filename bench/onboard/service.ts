@@ -14,7 +14,7 @@ import { newApiKey, randomBase62 } from '../../platform/ids';
 import { projectRoot } from '../../platform/paths';
 import { freePort } from '../../test/support/ports';
 import { waitFor } from '../../test/support/wait';
-import { childrenOf, commandLine } from '../proc';
+import { childrenOf, commandLine, stopChild } from '../proc';
 import { progress } from '../stack';
 
 export interface ServiceUnderTest {
@@ -79,12 +79,7 @@ export async function startServiceProcess(options: ServiceOptions): Promise<Serv
   const baseUrl = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => supervisor.once('exit', () => resolve()));
   const stop = async () => {
-    if (supervisor.exitCode === null && supervisor.signalCode === null) {
-      supervisor.kill('SIGINT');
-      const timer = setTimeout(() => supervisor.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(supervisor, 'SIGINT', exited);
     await database?.drop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };

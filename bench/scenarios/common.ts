@@ -73,3 +73,13 @@ export function split(total: number, parts: number): number[] {
     (size) => size > 0,
   );
 }
+
+/** An integer of at least `min` from the environment variable `name`, `fallback` when it is unset or empty. */
+export function intFromEnv(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${name} must be an integer of at least ${min}, got '${raw}'`);
+  return value;
+}

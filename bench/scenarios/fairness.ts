@@ -14,7 +14,6 @@
  *
  * measureFairness is also what test/load/fairness.test.ts runs, with a smaller flood and a looser bound.
  */
-import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import type { Definition } from '../../core/definitions/schema';
@@ -24,13 +23,12 @@ import type { Queryable } from '../../platform/store/db';
 import { setLimitOverrides } from '../../platform/store/workspace-limits';
 import { createWorkspace } from '../../platform/store/workspaces';
 import { WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
-import { listenOnLoopback } from '../../test/support/ports';
 import { createApiClient } from '../http-load';
 import { runClosedLoop } from '../load';
-import { startReceiver } from '../receiver';
+import { startReceiver, startSlowReceiver } from '../receiver';
 import { ratio, summarizeLatencies } from '../stats';
 import { quote, sleep, waitUntilNoneRunning } from '../visibility';
-import type { BenchContext } from './common';
+import { intFromEnv, type BenchContext } from './common';
 
 export interface FairnessOptions {
   /** The service's database (to create the two workspaces and lift A's open-executions limit). */
@@ -91,33 +89,6 @@ function oneCall(id: string, url: string): Definition {
         retry: { max_attempts: 1 },
       },
     ],
-  };
-}
-
-/** A third party that answers every request after `delayMs`; counts the answers. */
-async function startSlowReceiver(delayMs: number) {
-  let answered = 0;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      setTimeout(() => {
-        answered += 1;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{"ok":true}');
-      }, delayMs);
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.maxConnections = 100_000;
-  const port = await listenOnLoopback(server);
-  return {
-    url: `http://127.0.0.1:${port}/slow`,
-    answered: () => answered,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }
 
@@ -263,15 +234,6 @@ export async function measureFairness(options: FairnessOptions): Promise<Fairnes
     await slow.stop();
     await fast.stop();
   }
-}
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${name} must be a positive integer, got '${raw}'`);
-  return value;
 }
 
 export async function benchFairness(ctx: BenchContext): Promise<FairnessResult> {

@@ -18,7 +18,7 @@
  * BENCH_ONBOARD_CONCURRENCY ("10,50"), BENCH_ONBOARD_VARIANTS (all four), BENCH_POSTGRES_URL
  * (TEST_DATABASE_URL's default server), BENCH_PROFILE_DIR (CPU profiles of the service process).
  */
-import { execFile, fork } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -34,6 +34,7 @@ import { startDevServer } from '../../platform/temporal/dev-server';
 import { EncryptionCodec, isEncrypted } from '../../platform/temporal/encryption-codec';
 import { parsePayloadKeys } from '../../platform/payload-keys';
 import { freePort } from '../../test/support/ports';
+import { startFloorWorker, type FloorWorker } from '../floor-process';
 import { runPhase, RetryLater, type PhaseResult, type Starter } from '../onboard/driver';
 import { ONBOARD_WORKFLOW_ID, onboardDefinition, onboardInput } from '../onboard/flow';
 import { startOnboardReceiver, type OnboardReceiver } from '../onboard/receiver';
@@ -351,7 +352,7 @@ async function measureCodec(client: Client, keys: string) {
 }
 
 /** Creates the onboard workflow through the API; answers its hook secret. */
-async function createOnboardWorkflow(
+export async function createOnboardWorkflow(
   service: ServiceUnderTest,
   pool: Pool,
   receiverUrl: string,
@@ -376,7 +377,8 @@ async function commitOf(root: string): Promise<string | null> {
   );
 }
 
-function hookStarter(pool: Pool, secret: string): Starter {
+/** Starts onboard executions through the signed hook. */
+export function hookStarter(pool: Pool, secret: string): Starter {
   return async (customer, index) => {
     const body = JSON.stringify(onboardInput(customer, index));
     return accepted(
@@ -432,16 +434,14 @@ async function benchFloor(
     logger: silentLogger,
   });
   const taskQueue = 'onboard-floor';
-  const worker = fork(path.join(__dirname, '..', 'floor-worker.js'), [], {
-    env: { ...process.env, FLOOR_TEMPORAL_ADDRESS: devServer.address, FLOOR_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
   const connection = await Connection.connect({ address: devServer.address });
   const client = new Client({ connection });
+  let worker: FloorWorker | undefined;
   try {
-    await new Promise<void>((resolve, reject) => {
-      worker.once('message', () => resolve());
-      worker.once('exit', (code) => reject(new Error(`the floor worker exited with ${code}`)));
+    worker = await startFloorWorker({
+      temporalAddress: devServer.address,
+      taskQueue,
+      workflows: 'onboard-floor',
     });
     const start: Starter = async (customer, index) => {
       const input = { ...onboardInput(customer, index), url: `${receiver.url}/onboarded` };
@@ -452,10 +452,10 @@ async function benchFloor(
       });
       return customer;
     };
-    const pids = { worker: worker.pid!, dev_server: devServer.process.pid! };
+    const pids = { worker: worker.pid, dev_server: devServer.process.pid! };
     return { phases: await runPhases('floor', settings, start, receiver, pids, client) };
   } finally {
-    worker.kill('SIGTERM');
+    await worker?.stop();
     await connection.close();
     await devServer.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });

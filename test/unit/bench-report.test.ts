@@ -113,6 +113,56 @@ function fixture(): BenchReport {
   };
 }
 
+const mapSide = (side: 'service' | 'worker', perSec: number, cpu: number, events: number, bytes: number) => ({
+  duration_ms: Math.round(10_000_000 / perSec),
+  items_per_sec: perSec,
+  cpu_ms_per_item: { [side]: cpu - 0.5, dev_server: 0.5, total: cpu },
+  outputs_correct: true,
+  history: { chunks: 100, largest_history_events: events, largest_history_bytes: bytes },
+  read_execution_ms: latency(side === 'service' ? 47.5 : 12.1, side === 'service' ? 91.2 : 30.4),
+  read_runs_page_ms: latency(side === 'service' ? 61 : 20.2, side === 'service' ? 120 : 44),
+});
+
+/** A map-10k section as run.ts writes it (figures of a subset run, trimmed). */
+function mapFixture(): NonNullable<BenchReport['map-10k']> {
+  return {
+    items: 10000,
+    concurrency: 20,
+    switchyard: mapSide('service', 728, 2.6, 517, 415_650),
+    floor: mapSide('worker', 1000, 2, 505, 262_144),
+    goal: {
+      cpu_ms_per_item: 2.6,
+      onboard_cpu_ms_per_execution: 19.5,
+      onboard: { executions: 1000, concurrency: 10, errors: 0, receiver_missing: 0, not_completed: 0 },
+    },
+  };
+}
+
+const parallelSide = (p50: number, p95: number) => ({
+  latency_ms: { ...latency(p50, p95 + 10), p95 },
+  errors: 0,
+});
+
+/** A parallel-5 section as run.ts writes it. */
+function parallelFixture(): NonNullable<BenchReport['parallel-5']> {
+  return {
+    calls: 5,
+    delay_ms: 50,
+    runs: 200,
+    switchyard: { parallel: parallelSide(90, 120), one_call: parallelSide(75, 100) },
+    floor: { parallel: parallelSide(70, 90), one_call: parallelSide(64, 80) },
+  };
+}
+
+/** The rows of the results table from the scenario whose name starts with `name` to the next scenario. */
+function scenarioRows(report: BenchReport, name: string): string[][] {
+  const rows = tableRows(renderReportBody(report), 'Scenario');
+  const first = rows.findIndex((row) => row[0]!.startsWith(name));
+  expect(first, `no scenario ${name}`).to.be.at.least(0);
+  const next = rows.findIndex((row, i) => i > first && row[0] !== '');
+  return rows.slice(first, next < 0 ? undefined : next);
+}
+
 /** The cells of each row of the first table under the header row `firstHeader`. */
 function tableRows(markdown: string, firstHeader: string): string[][] {
   const lines = markdown.split('\n');
@@ -188,6 +238,95 @@ describe('benchmark report (bench/report.ts)', () => {
     ]);
   });
 
+  it('sets map-10k beside its hand-written floor, then the goal line against an onboard execution', () => {
+    const report = { ...fixture(), 'map-10k': mapFixture() };
+    expect([...scenarioRows(report, 'A map over'), ...scenarioRows(report, 'Goal:')]).to.deep.equal([
+      [
+        'A map over 10000 items (two rules steps each), in 100 chunks',
+        'items/s',
+        '728',
+        '1000',
+        '0.73×',
+        '1 run each, 20 chunks at once',
+      ],
+      ['', 'trigger to closed (s)', '13.7', '10.0', '1.37×', ''],
+      ['', 'CPU ms per item, all processes', '2.60', '2.00', '1.30×', ''],
+      ['', 'CPU ms per item: service (floor: worker)', '2.10', '1.50', '1.40×', ''],
+      ['', 'CPU ms per item: Temporal dev server', '0.50', '0.50', '1.00×', ''],
+      ['', 'largest history: events', '517', '505', '1.02×', ''],
+      ['', 'largest history: MB', '0.40', '0.25', '1.59×', ''],
+      ['', 'GET the execution p50 (ms)', '47.5', '12.1', '3.93×', ''],
+      ['', 'GET the execution p99 (ms)', '91.2', '30.4', '3.00×', ''],
+      ['', 'GET a page of 100 runs p50 (ms)', '61.0', '20.2', '3.02×', ''],
+      ['', 'GET a page of 100 runs p99 (ms)', '120', '44.0', '2.73×', ''],
+      [
+        'Goal: a map item costs no more CPU than an onboard run',
+        'CPU ms per onboard execution, all processes',
+        '19.5',
+        '–',
+        '–',
+        "1000 onboard runs, 10 at once, on the map's service",
+      ],
+      ['', 'map item ÷ onboard execution, CPU (goal ≤ 1)', '0.13', '–', '–', ''],
+    ]);
+  });
+
+  it('sets parallel-5 five calls and one call beside the floor, and five over one on each side', () => {
+    const report = { ...fixture(), 'parallel-5': parallelFixture() };
+    expect(scenarioRows(report, '5 connector calls')).to.deep.equal([
+      [
+        '5 connector calls at once vs 1 (receiver answers in 50 ms)',
+        '5 calls p50 (ms)',
+        '90.0',
+        '70.0',
+        '1.29×',
+        '200 runs each, 1 at a time',
+      ],
+      ['', '5 calls p95 (ms)', '120', '90.0', '1.33×', ''],
+      ['', '1 call p50 (ms)', '75.0', '64.0', '1.17×', ''],
+      ['', '1 call p95 (ms)', '100', '80.0', '1.25×', ''],
+      ['', '5 calls ÷ 1 call, p50', '1.20', '1.09', '1.10×', ''],
+      ['', '5 calls ÷ 1 call, p95', '1.20', '1.13', '1.07×', ''],
+    ]);
+  });
+
+  it("checks map-10k's item outputs and onboard runs, and parallel-5's runs", () => {
+    const report: BenchReport = { ...fixture(), 'map-10k': mapFixture(), 'parallel-5': parallelFixture() };
+    expect(reportProblems(report)).to.deep.equal([]);
+    report['map-10k']!.floor.outputs_correct = false;
+    report['map-10k']!.goal!.onboard!.not_completed = 2;
+    report['parallel-5']!.switchyard.parallel.errors = 1;
+    expect(reportProblems(report)).to.deep.equal([
+      'map-10k floor: wrong item outputs',
+      'map-10k onboard: 2 not completed',
+      'parallel-5 switchyard parallel: 1 errors',
+    ]);
+  });
+
+  it('still renders the large_map section of a report from before map-10k', () => {
+    const report = fixture();
+    report.large_map = {
+      items: 10000,
+      concurrency: 20,
+      outputs: 10000,
+      duration_ms: 13734,
+      chunks: 100,
+      execution_history_events: 517,
+      execution_history_bytes: 415650,
+      largest_history_events: 517,
+      largest_history_bytes: 415650,
+      read_latency_ms: latency(47.47, 91.17),
+    };
+    expect(scenarioRows(report, 'A map over')[0]).to.deep.equal([
+      'A map over 10000 items (two rules steps each), in 100 chunks',
+      'trigger to closed (s)',
+      '13.7',
+      '–',
+      '–',
+      '1 run, 20 at once',
+    ]);
+  });
+
   it('aligns the figures to the right', () => {
     const body = renderReportBody(fixture());
     expect(body.split('\n')[1]).to.match(/^\| -+ \| -+ \| -+: \| -+: \| -+: \| -+ \|$/);
@@ -254,7 +393,11 @@ describe('benchmark report (bench/report.ts)', () => {
   it('lays tables out as Prettier does, so docs/benchmarks.md stays formatted', async () => {
     const prettier = await import('prettier');
     const options = { ...(await prettier.resolveConfig(BENCHMARKS_PAGE)), parser: 'markdown' };
-    const markdown = renderMarkdown(fixture());
+    const markdown = renderMarkdown({
+      ...fixture(),
+      'map-10k': mapFixture(),
+      'parallel-5': parallelFixture(),
+    });
     expect(await prettier.format(markdown, options)).to.equal(markdown);
     const table = markdownTable(['a', 'b'], [['x | y', '1']], ['left', 'right']);
     expect(await prettier.format(`${table}\n`, options)).to.equal(`${table}\n`);
