@@ -1,5 +1,5 @@
 /**
- * The index key of a `wait_for_event` match (docs/events.md, CONTRACT §13): most matches are an equality
+ * The index key of a `wait_for_event` match (docs/events.md): most matches are an equality
  * between a field of the event and a value known when the wait begins (`event.data.order_id =
  * input.order_id`). Such a wait is filed under (workspace, event name, the event field, the value), so an
  * event finds its waiters by one lookup instead of trying every waiter of its name.
