@@ -141,6 +141,8 @@ Commands:
   executions cancel ID
   executions approve ID STEP [--comment TEXT]
   executions reject ID STEP [--comment TEXT]
+  runs show ID                             an execution as a tree: each step, the runs of containers
+                                           with their steps, the first 20 runs of each container
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
   workspace                                the workspace's limits and what it uses of them
