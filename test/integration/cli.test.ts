@@ -202,6 +202,11 @@ describe('CLI switchyard @integration', function () {
 
   it('runs show prints a run as a tree: containers, their first 20 runs, nested steps indented', async () => {
     const id = uniqueId('cli');
+    const child = uniqueId('cli');
+    await client.workflows.create({
+      id: child,
+      steps: [{ id: 'one', kind: 'rules', rules: [], default: 1 }],
+    });
     await client.workflows.create({
       id,
       name: 'CLI tree',
@@ -233,6 +238,7 @@ describe('CLI switchyard @integration', function () {
           ],
         },
         { id: 'done', kind: 'rules', rules: [], default: '{{ $count(steps.each.output) }}' },
+        { id: 'call', kind: 'workflow', workflow: child },
       ],
     });
     const { execution_id } = await client.workflows.trigger(id, {
@@ -268,6 +274,9 @@ describe('CLI switchyard @integration', function () {
     expect(shown.stdout).to.not.match(/^ {2}\[20\]/m);
     expect(lines).to.include(`  … 5 more runs: switchyard executions runs ${execution_id} each`);
     expect(shown.stdout).to.match(/^done\s+rules\s+success\s+\d/m);
+    // A workflow step: its child execution on the line below it.
+    const call = lines.findIndex((line) => /^call\s+workflow\s+success\s/.test(line));
+    expect(lines[call + 1], shown.stdout).to.match(/^ {2}child execution ex_\w+ \(success\)$/);
 
     const asJson = await cli(['runs', 'show', execution_id, '--json'], env);
     expect(asJson.code, asJson.stderr).to.equal(0);

@@ -1,7 +1,8 @@
 /**
  * `switchyard runs show`: an execution's steps as a tree. Each container step (parallel, map, switch, loop)
  * is followed by its runs (the first 20 the execution shows) and each run by its steps, one level further
- * in; a container with more runs than shown ends with the command that pages through them all.
+ * in; a container with more runs than shown ends with the command that pages through them all. A workflow
+ * step is followed by its child execution's id.
  */
 import type { Execution, Step, StepRun } from '../client';
 import { formatDuration, type Note } from './output';
@@ -26,7 +27,11 @@ export function stepTree(execution: Execution): Line[] {
       const indent = INDENT.repeat(depth);
       lines.push([`${indent}${step.id}`, step.kind, step.status, formatDuration(step.duration_ms)]);
       const child = childExecution(step);
-      if (child) lines.push([`${indent}${INDENT}${child.id}`, 'child', child.status ?? '', '']);
+      // A note, so that the id does not widen the STEP column.
+      if (child)
+        lines.push({
+          note: `${indent}${INDENT}child execution ${child.id}${child.status ? ` (${child.status})` : ''}`,
+        });
       if (!step.runs) continue;
       for (const run of step.runs) {
         lines.push([
