@@ -83,6 +83,7 @@ const GROUPS: Group[] = [
   { name: 'deferral', record: recordDeferrals },
   { name: 'composition', record: recordComposition },
   { name: 'container-retry', record: recordContainerRetries },
+  { name: 'composition-more', record: recordMoreComposition },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -718,6 +719,118 @@ async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
       'a chunk of a retried large map: its previous run read by a local activity, only item 120 run again',
     history: await stack.client.workflow.getHandle(chunk.workflowId!, chunk.runId!).fetchHistory(),
   });
+  return recorded;
+}
+
+/**
+ * More paths through containers: a parallel step in each item of a map, a loop that reaches its
+ * max_iterations, and a workflow step whose child fails (the parent fails with child_failed) retried once
+ * the child's workflow is fixed (a new child, and the parent succeeds).
+ */
+async function recordMoreComposition(stack: Stack): Promise<Recorded[]> {
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-map-nested-parallel',
+      covers:
+        'a map over 3 items, each running a parallel step of a connector branch and a rules branch, then a step reading the map',
+      steps: [
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.ids',
+          concurrency: 2,
+          steps: [
+            {
+              id: 'both',
+              kind: 'parallel',
+              branches: [
+                {
+                  id: 'fetch',
+                  steps: [httpStep('get', { method: 'GET', url: `${stack.receiver.url}/nested/{{ item }}` })],
+                },
+                {
+                  id: 'label',
+                  steps: [rulesStep('name_it', [{ when: 'true', output: 'item {{ index }}' }])],
+                },
+              ],
+            },
+          ],
+        },
+        rulesStep('count', [{ when: 'true', output: '{{ $count(steps.each.output) }}' }]),
+      ],
+      input: { ids: ['a', 'b', 'c'] },
+      status: 'success',
+    },
+    {
+      name: 'execution-loop-limit-exceeded',
+      covers:
+        'a loop whose until never holds: three iterations, then the run fails with `loop_limit_exceeded`',
+      steps: [
+        {
+          id: 'forever',
+          kind: 'loop',
+          max_iterations: 3,
+          until: 'steps.tick.output > 10',
+          steps: [rulesStep('tick', [{ when: 'true', output: '{{ iteration }}' }])],
+        },
+      ],
+      status: 'failed',
+    },
+  ]);
+
+  // A child that fails: the parent fails with child_failed; a new version of the child's workflow fixes it,
+  // and the parent's retry starts a new child and succeeds.
+  const child = definition([]);
+  const childVersion = (fails: boolean) => ({
+    ...child,
+    steps: [
+      rulesStep('bill', fails ? [{ when: 'true', action: 'fail', message: 'no credit line' }] : [], {
+        default: '{{ input.customer & " billed" }}',
+      }),
+    ],
+  });
+  await createWorkflow(stack.api, childVersion(true));
+  const parent = await createWorkflow(
+    stack.api,
+    definition([
+      { id: 'call', kind: 'workflow', workflow: child['id'], input: { customer: '{{ input.name }}' } },
+    ]),
+  );
+  const executionId = await trigger(stack.api, parent, { name: 'Ada' });
+  const failed = await expectEnd(stack, executionId, 'failed');
+  const childError = failed.execution.error as unknown as {
+    code: string;
+    details: { execution_id: string }[];
+  };
+  if (childError.code !== 'child_failed')
+    throw new Error(`Expected child_failed: ${JSON.stringify(childError)}`);
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-child-failed-parent',
+      'a workflow step whose child fails a rule: the parent fails with `child_failed`, the child error in details',
+      executionId,
+    ),
+    await captureExecution(
+      stack,
+      'execution-child-failed',
+      'the child of execution-child-failed-parent: a rules step fails it',
+      childError.details[0]!.execution_id,
+    ),
+  );
+  const fixed = await stack.api.put(`/v1/workflows/${String(child['id'])}`, childVersion(false));
+  if (fixed.status !== 200)
+    throw new Error(`PUT the child's workflow: ${fixed.status} ${JSON.stringify(fixed.body)}`);
+  await retry(stack, executionId);
+  await expectEnd(stack, executionId, 'success', { afterRun: failed.runId });
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-child-failed-retry',
+      "the retry of execution-child-failed-parent once the child's workflow is fixed: a new child, the parent succeeds",
+      executionId,
+    ),
+  );
   return recorded;
 }
 
