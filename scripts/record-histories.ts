@@ -259,14 +259,12 @@ async function recordFailures(stack: Stack): Promise<Recorded[]> {
       executionId,
     ),
   );
-  await retry(stack, executionId, { input: { customer: 'Grace' } });
-  await expectEnd(stack, executionId, 'success', { afterRun: runId });
   recorded.push(
-    await captureExecution(
+    await retriedToSuccess(
       stack,
+      { executionId, afterRun: runId, body: { input: { customer: 'Grace' } } },
       'execution-retry-succeeded',
       'the retry of execution-failed-connector with a corrected input: a new run of the same id, carried records, resumed at the failed step',
-      executionId,
     ),
   );
   return recorded;
@@ -364,14 +362,12 @@ async function recordRetryTwice(stack: Stack): Promise<Recorded[]> {
       id,
     ),
   );
-  await retry(stack, id);
-  await expectEnd(stack, id, 'success', { afterRun: second.runId });
   recorded.push(
-    await captureExecution(
+    await retriedToSuccess(
       stack,
+      { executionId: id, afterRun: second.runId },
       'execution-retry-twice-3-succeeded',
       'the retry of that retry succeeding: its input carries the records of the first run',
-      id,
     ),
   );
   return recorded;
@@ -701,9 +697,7 @@ async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
       ids: Array.from({ length: count }, (_, i) => i),
     });
     const failed = await expectEnd(stack, executionId, 'failed');
-    await retry(stack, executionId);
-    await expectEnd(stack, executionId, 'success', { afterRun: failed.runId });
-    recorded.push(await captureExecution(stack, name, covers, executionId));
+    recorded.push(await retriedToSuccess(stack, { executionId, afterRun: failed.runId }, name, covers));
   }
   // The retry's chunk that held the failed item: it read its previous run's result and ran what failed there.
   const history = recorded[1]!.history;
@@ -821,14 +815,12 @@ async function recordMoreComposition(stack: Stack): Promise<Recorded[]> {
   const fixed = await stack.api.put(`/v1/workflows/${String(child['id'])}`, childVersion(false));
   if (fixed.status !== 200)
     throw new Error(`PUT the child's workflow: ${fixed.status} ${JSON.stringify(fixed.body)}`);
-  await retry(stack, executionId);
-  await expectEnd(stack, executionId, 'success', { afterRun: failed.runId });
   recorded.push(
-    await captureExecution(
+    await retriedToSuccess(
       stack,
+      { executionId, afterRun: failed.runId },
       'execution-child-failed-retry',
       "the retry of execution-child-failed-parent once the child's workflow is fixed: a new child, the parent succeeds",
-      executionId,
     ),
   );
   return recorded;
@@ -889,6 +881,18 @@ async function failingRun(
 
 async function retry(stack: Stack, executionId: string, body?: unknown): Promise<void> {
   await post(stack.api, `/v1/executions/${executionId}/retry`, 202, body);
+}
+
+/** Retries a failed execution (with `body`), follows the new run after `afterRun` to success, captures it. */
+async function retriedToSuccess(
+  stack: Stack,
+  { executionId, afterRun, body }: { executionId: string; afterRun: string; body?: unknown },
+  name: string,
+  covers: string,
+): Promise<Recorded> {
+  await retry(stack, executionId, body);
+  await expectEnd(stack, executionId, 'success', { afterRun });
+  return captureExecution(stack, name, covers, executionId);
 }
 
 /** A POST through the API that must answer `status` (a case that went otherwise would record something else). */
