@@ -83,6 +83,7 @@ const GROUPS: Group[] = [
   { name: 'deferral', record: recordDeferrals },
   { name: 'composition', record: recordComposition },
   { name: 'container-retry', record: recordContainerRetries },
+  { name: 'composition-more', record: recordMoreComposition },
   { name: 'sleep', record: recordSleeps },
 ];
 
@@ -259,14 +260,12 @@ async function recordFailures(stack: Stack): Promise<Recorded[]> {
       executionId,
     ),
   );
-  await retry(stack, executionId, { input: { customer: 'Grace' } });
-  await expectEnd(stack, executionId, 'success', { afterRun: runId });
   recorded.push(
-    await captureExecution(
+    await retriedToSuccess(
       stack,
+      { executionId, afterRun: runId, body: { input: { customer: 'Grace' } } },
       'execution-retry-succeeded',
       'the retry of execution-failed-connector with a corrected input: a new run of the same id, carried records, resumed at the failed step',
-      executionId,
     ),
   );
   return recorded;
@@ -364,14 +363,12 @@ async function recordRetryTwice(stack: Stack): Promise<Recorded[]> {
       id,
     ),
   );
-  await retry(stack, id);
-  await expectEnd(stack, id, 'success', { afterRun: second.runId });
   recorded.push(
-    await captureExecution(
+    await retriedToSuccess(
       stack,
+      { executionId: id, afterRun: second.runId },
       'execution-retry-twice-3-succeeded',
       'the retry of that retry succeeding: its input carries the records of the first run',
-      id,
     ),
   );
   return recorded;
@@ -701,9 +698,7 @@ async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
       ids: Array.from({ length: count }, (_, i) => i),
     });
     const failed = await expectEnd(stack, executionId, 'failed');
-    await retry(stack, executionId);
-    await expectEnd(stack, executionId, 'success', { afterRun: failed.runId });
-    recorded.push(await captureExecution(stack, name, covers, executionId));
+    recorded.push(await retriedToSuccess(stack, { executionId, afterRun: failed.runId }, name, covers));
   }
   // The retry's chunk that held the failed item: it read its previous run's result and ran what failed there.
   const history = recorded[1]!.history;
@@ -719,6 +714,116 @@ async function recordContainerRetries(stack: Stack): Promise<Recorded[]> {
       'a chunk of a retried large map: its previous run read by a local activity, only item 120 run again',
     history: await stack.client.workflow.getHandle(chunk.workflowId!, chunk.runId!).fetchHistory(),
   });
+  return recorded;
+}
+
+/**
+ * More paths through containers: a parallel step in each item of a map, a loop that reaches its
+ * max_iterations, and a workflow step whose child fails (the parent fails with child_failed) retried once
+ * the child's workflow is fixed (a new child, and the parent succeeds).
+ */
+async function recordMoreComposition(stack: Stack): Promise<Recorded[]> {
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-map-nested-parallel',
+      covers:
+        'a map over 3 items, each running a parallel step of a connector branch and a rules branch, then a step reading the map',
+      steps: [
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.ids',
+          concurrency: 2,
+          steps: [
+            {
+              id: 'both',
+              kind: 'parallel',
+              branches: [
+                {
+                  id: 'fetch',
+                  steps: [httpStep('get', { method: 'GET', url: `${stack.receiver.url}/nested/{{ item }}` })],
+                },
+                {
+                  id: 'label',
+                  steps: [rulesStep('name_it', [{ when: 'true', output: 'item {{ index }}' }])],
+                },
+              ],
+            },
+          ],
+        },
+        rulesStep('count', [{ when: 'true', output: '{{ $count(steps.each.output) }}' }]),
+      ],
+      input: { ids: ['a', 'b', 'c'] },
+      status: 'success',
+    },
+    {
+      name: 'execution-loop-limit-exceeded',
+      covers:
+        'a loop whose until never holds: three iterations, then the run fails with `loop_limit_exceeded`',
+      steps: [
+        {
+          id: 'forever',
+          kind: 'loop',
+          max_iterations: 3,
+          until: 'steps.tick.output > 10',
+          steps: [rulesStep('tick', [{ when: 'true', output: '{{ iteration }}' }])],
+        },
+      ],
+      status: 'failed',
+    },
+  ]);
+
+  // A child that fails: the parent fails with child_failed; a new version of the child's workflow fixes it,
+  // and the parent's retry starts a new child and succeeds.
+  const child = definition([]);
+  const childVersion = (fails: boolean) => ({
+    ...child,
+    steps: [
+      rulesStep('bill', fails ? [{ when: 'true', action: 'fail', message: 'no credit line' }] : [], {
+        default: '{{ input.customer & " billed" }}',
+      }),
+    ],
+  });
+  await createWorkflow(stack.api, childVersion(true));
+  const parent = await createWorkflow(
+    stack.api,
+    definition([
+      { id: 'call', kind: 'workflow', workflow: child['id'], input: { customer: '{{ input.name }}' } },
+    ]),
+  );
+  const executionId = await trigger(stack.api, parent, { name: 'Ada' });
+  const failed = await expectEnd(stack, executionId, 'failed');
+  const childError = failed.execution.error as unknown as {
+    code: string;
+    details: { execution_id: string }[];
+  };
+  if (childError.code !== 'child_failed')
+    throw new Error(`Expected child_failed: ${JSON.stringify(childError)}`);
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-child-failed-parent',
+      'a workflow step whose child fails a rule: the parent fails with `child_failed`, the child error in details',
+      executionId,
+    ),
+    await captureExecution(
+      stack,
+      'execution-child-failed',
+      'the child of execution-child-failed-parent: a rules step fails it',
+      childError.details[0]!.execution_id,
+    ),
+  );
+  const fixed = await stack.api.put(`/v1/workflows/${String(child['id'])}`, childVersion(false));
+  if (fixed.status !== 200)
+    throw new Error(`PUT the child's workflow: ${fixed.status} ${JSON.stringify(fixed.body)}`);
+  recorded.push(
+    await retriedToSuccess(
+      stack,
+      { executionId, afterRun: failed.runId },
+      'execution-child-failed-retry',
+      "the retry of execution-child-failed-parent once the child's workflow is fixed: a new child, the parent succeeds",
+    ),
+  );
   return recorded;
 }
 
@@ -867,6 +972,18 @@ async function failingRun(
 
 async function retry(stack: Stack, executionId: string, body?: unknown): Promise<void> {
   await post(stack.api, `/v1/executions/${executionId}/retry`, 202, body);
+}
+
+/** Retries a failed execution (with `body`), follows the new run after `afterRun` to success, captures it. */
+async function retriedToSuccess(
+  stack: Stack,
+  { executionId, afterRun, body }: { executionId: string; afterRun: string; body?: unknown },
+  name: string,
+  covers: string,
+): Promise<Recorded> {
+  await retry(stack, executionId, body);
+  await expectEnd(stack, executionId, 'success', { afterRun });
+  return captureExecution(stack, name, covers, executionId);
 }
 
 /** A POST through the API that must answer `status` (a case that went otherwise would record something else). */

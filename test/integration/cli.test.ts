@@ -200,6 +200,89 @@ describe('CLI switchyard @integration', function () {
     expect((JSON.parse(failed.stdout) as { key: string }[]).map((run) => run.key)).to.deep.equal(['1']);
   });
 
+  it('runs show prints a run as a tree: containers, their first 20 runs, nested steps indented', async () => {
+    const id = uniqueId('cli');
+    const child = uniqueId('cli');
+    await client.workflows.create({
+      id: child,
+      steps: [{ id: 'one', kind: 'rules', rules: [], default: 1 }],
+    });
+    await client.workflows.create({
+      id,
+      name: 'CLI tree',
+      steps: [
+        {
+          id: 'each',
+          kind: 'map',
+          items: 'input.list',
+          steps: [
+            {
+              id: 'both',
+              kind: 'parallel',
+              branches: [
+                { id: 'left', steps: [{ id: 'echo', kind: 'rules', rules: [], default: '{{ item }}' }] },
+                {
+                  id: 'right',
+                  steps: [
+                    {
+                      id: 'count',
+                      kind: 'loop',
+                      max_iterations: 5,
+                      until: 'steps.tick.output >= 2',
+                      steps: [{ id: 'tick', kind: 'rules', rules: [], default: '{{ iteration + 1 }}' }],
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+        { id: 'done', kind: 'rules', rules: [], default: '{{ $count(steps.each.output) }}' },
+        { id: 'call', kind: 'workflow', workflow: child },
+      ],
+    });
+    const { execution_id } = await client.workflows.trigger(id, {
+      list: Array.from({ length: 25 }, (_, i) => i),
+    });
+    const execution = await client.waitForExecution(execution_id, { timeoutMs: 60_000 });
+    expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+
+    const shown = await cli(['runs', 'show', execution_id], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    const lines = shown.stdout.split('\n');
+    expect(lines[0]).to.match(new RegExp(`^Execution ${execution_id} \\(${id} v1\\): success in `));
+    // Item 0's lines, each level two spaces further in than the container it is in (durations left out).
+    const item0 = lines.slice(lines.findIndex((line) => line.startsWith('  [0] ')));
+    const withoutDuration = (line = '') => line.replace(/\s+(-|[\d.]+ m?s|\d+ min \d+ s)$/, '');
+    [
+      ['  [0]', 'item'],
+      ['    both', 'parallel'],
+      ['      [left]', 'branch'],
+      ['        echo', 'rules'],
+      ['      [right]', 'branch'],
+      ['        count', 'loop'],
+      ['          [0]', 'iteration'],
+      ['            tick', 'rules'],
+      ['          [1]', 'iteration'],
+      ['            tick', 'rules'],
+    ].forEach(([label, kind], i) => {
+      const pattern = new RegExp(`^${label!.replace(/[[\]]/g, '\\$&')}\\s+${kind}\\s+success$`);
+      expect(withoutDuration(item0[i]), `line ${i} of item 0 in:\n${shown.stdout}`).to.match(pattern);
+    });
+    expect(shown.stdout).to.match(/^each\s+map\s+success\s+\d/m);
+    expect(shown.stdout).to.match(/^ {2}\[19\]\s+item\s+success/m);
+    expect(shown.stdout).to.not.match(/^ {2}\[20\]/m);
+    expect(lines).to.include(`  … 5 more runs: switchyard executions runs ${execution_id} each`);
+    expect(shown.stdout).to.match(/^done\s+rules\s+success\s+\d/m);
+    // A workflow step: its child execution on the line below it.
+    const call = lines.findIndex((line) => /^call\s+workflow\s+success\s/.test(line));
+    expect(lines[call + 1], shown.stdout).to.match(/^ {2}child execution ex_\w+ \(success\)$/);
+
+    const asJson = await cli(['runs', 'show', execution_id, '--json'], env);
+    expect(asJson.code, asJson.stderr).to.equal(0);
+    expect(JSON.parse(asJson.stdout)).to.deep.equal(await client.executions.get(execution_id));
+  });
+
   it('approves a waiting step from the command line', async () => {
     const id = uniqueId('cli');
     await client.workflows.create({ id, steps: [{ id: 'review', kind: 'approval' }] });
@@ -377,6 +460,7 @@ describe('CLI switchyard @integration', function () {
       ['run', 'x', '--input', '{not json'],
       ['workflows', 'list', '--bogus'],
       ['executions', 'list', '--status', 'sleeping'],
+      ['runs', 'show'],
     ]) {
       const result = await cli(args, env);
       expect(result.code, args.join(' ')).to.equal(2);

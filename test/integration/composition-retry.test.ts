@@ -1,7 +1,7 @@
 /**
  * Retrying a container (docs/definitions.md#retrying-a-container): a retry of an execution that failed
  * inside a parallel or map step re-runs only the branches or items that did not succeed, and keeps the
- * others' outputs, steps and timings.
+ * others' outputs, steps and timings; a workflow step whose child failed starts a new child.
  */
 import { expect } from 'chai';
 import {
@@ -9,6 +9,7 @@ import {
   definition,
   FAST_RETRY,
   httpStep,
+  rulesStep,
   stepOf,
   trigger,
   uniqueId,
@@ -171,5 +172,46 @@ describe('retrying a container @integration', function () {
     expect(again.filter((n) => n > 0).length, 'items run by the retry').to.be.lessThan(count);
     const output = bodiesOf(container(done, 'each').output);
     expect(output).to.deep.equal(Array.from({ length: count }, (_, i) => ({ path: `/${prefix}/${i}` })));
+  });
+
+  it("a workflow step whose child failed: the retry starts a new child, of the child workflow's latest version", async () => {
+    const child = uniqueId('child');
+    const childVersion = (fails: boolean) => ({
+      id: child,
+      steps: [
+        rulesStep(
+          'bill',
+          fails ? [{ when: 'true', action: 'fail', message: 'no credit line for {{ input.customer }}' }] : [],
+          { default: '{{ input.customer & " billed" }}' },
+        ),
+      ],
+    });
+    await createWorkflow(service.api(), childVersion(true));
+    const failed = await failedRun(
+      [{ id: 'call', kind: 'workflow', workflow: child, input: { customer: '{{ input.name }}' } }],
+      { name: 'Ada' },
+    );
+    expect(failed.error).to.deep.include({ step: 'call', code: 'child_failed' });
+    const firstChild = (failed.error as unknown as { details: { execution_id: string; code: string }[] })
+      .details[0]!;
+    expect(firstChild.code).to.equal('rule_failed');
+
+    // What made the child fail is fixed in a new version of its workflow.
+    const fixed = await service.api().put(`/v1/workflows/${child}`, childVersion(false));
+    expect(fixed.status, JSON.stringify(fixed.body)).to.equal(200);
+    const done = await retried(failed);
+    expect(done.status, JSON.stringify(done.error)).to.equal('success');
+    const output = done.output as { execution_id: string; status: string; output: unknown };
+    expect(output).to.include({ status: 'success', output: 'Ada billed' });
+    expect(output.execution_id, 'a new child execution').to.not.equal(firstChild.execution_id);
+    const secondChild = await waitForExecution(service.api(), output.execution_id);
+    expect(secondChild).to.deep.include({ workflow_version: 2, status: 'success' });
+    expect((secondChild as unknown as { parent: unknown }).parent).to.deep.equal({
+      execution_id: failed.execution_id,
+      step: 'call',
+    });
+    // The first child stays as it ended.
+    const first = await waitForExecution(service.api(), firstChild.execution_id);
+    expect(first).to.deep.include({ workflow_version: 1, status: 'failed' });
   });
 });

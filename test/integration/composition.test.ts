@@ -7,9 +7,11 @@ import {
   httpStep,
   uniqueId,
   rulesStep,
+  stepOf,
   trigger,
   waitForExecution,
   type ExecutionBody,
+  type StepBody,
 } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
@@ -147,6 +149,67 @@ describe('composition @integration', function () {
     expect(execution.status).to.equal('failed');
     expect(execution.error).to.deep.include({ step: 'check', code: 'rule_failed' });
     expect((execution.error as { path?: string[] }).path).to.deep.equal(['each', '1', 'check']);
+  });
+
+  it('a definition nested at the limit (map, parallel, switch, loop, steps: 5 levels) saves and runs', async () => {
+    const steps = [
+      {
+        id: 'each',
+        kind: 'map',
+        items: 'input.numbers',
+        steps: [
+          {
+            id: 'fork',
+            kind: 'parallel',
+            branches: [
+              {
+                id: 'calc',
+                steps: [
+                  {
+                    id: 'pick',
+                    kind: 'switch',
+                    cases: [
+                      {
+                        id: 'even',
+                        when: 'item % 2 = 0',
+                        steps: [
+                          {
+                            id: 'count_up',
+                            kind: 'loop',
+                            max_iterations: 10,
+                            // Reads the map's item four levels out, and the step of its own iteration.
+                            until: 'steps.step_up.output >= item',
+                            steps: [rulesStep('step_up', [{ when: 'true', output: '{{ iteration + 1 }}' }])],
+                          },
+                        ],
+                      },
+                    ],
+                    default: [rulesStep('odd', [{ when: 'true', output: '{{ -item }}' }])],
+                  },
+                ],
+              },
+              { id: 'label', steps: [rulesStep('name_it', [{ when: 'true', output: 'item {{ index }}' }])] },
+            ],
+          },
+        ],
+      },
+    ];
+    const execution = await run(steps, { numbers: [1, 2, 4] });
+    expect(execution.status, JSON.stringify(execution.error)).to.equal('success');
+    expect(execution.output).to.deep.equal([
+      { calc: { case: 'default', output: -1 }, label: 'item 0' },
+      { calc: { case: 'even', output: { iterations: 2, output: 2 } }, label: 'item 1' },
+      { calc: { case: 'even', output: { iterations: 4, output: 4 } }, label: 'item 2' },
+    ]);
+    // The read goes down all five levels: item 2, branch calc, case even, the loop's last iteration, its step.
+    const runsOf = (step: StepBody | undefined, key: string) => step?.runs?.find((r) => r.key === key)?.steps;
+    const item = runsOf(stepOf(execution, 'each'), '2');
+    const branch = runsOf(item?.[0], 'calc');
+    const chosen = runsOf(branch?.[0], 'even');
+    const lastIteration = runsOf(chosen?.[0], '3');
+    expect(lastIteration?.map((step) => [step.id, step.status, step.output])).to.deep.equal([
+      ['step_up', 'success', 4],
+    ]);
   });
 
   describe('workflow steps', () => {

@@ -49,6 +49,7 @@ const DOCUMENTS = [
   'CHANGELOG.md',
   ...filesUnder('docs', (file) => file.endsWith('.md')),
   'clients/typescript/README.md',
+  'examples/README.md',
   'test/replay/README.md',
 ];
 

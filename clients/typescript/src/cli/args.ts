@@ -150,6 +150,8 @@ Commands:
   events send NAME [--data JSON] [--id ID] send an event (an id sent again within 24 h acts once)
   events list [--name NAME] [--limit N]    events, newest first
   events show ID                           an event, the executions it started and woke, its errors
+  runs show ID                             an execution as a tree: each step, the runs of containers
+                                           with their steps, the first 20 runs of each container
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
   workspace                                the workspace's limits and what it uses of them

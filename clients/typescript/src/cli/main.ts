@@ -35,6 +35,7 @@ import {
 } from './args';
 import { configPath, resolveConnection, writeConfig } from './config';
 import { formatDuration, table } from './output';
+import { stepTree } from './tree';
 
 interface Io {
   stdout: (text: string) => void;
@@ -158,6 +159,8 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
       return executions({ parsed, sub, client, print, io });
     case 'events':
       return events({ parsed, sub, client, print, io });
+    case 'runs':
+      return runs({ parsed, sub, client, print, io });
     case 'webhooks':
       return webhooks({ parsed, sub, client, print, io });
     case 'workspace': {
@@ -415,6 +418,19 @@ export function describeEvent(event: Event): string {
   return lines.join('\n');
 }
 
+async function runs({ parsed, sub, client, print }: Command): Promise<number> {
+  switch (sub) {
+    case 'show': {
+      const [id] = expectCommand(parsed, 'runs show', [], { min: 1, max: 1, words: 2 });
+      const execution = await client().executions.get(id!);
+      print(execution, () => describeExecution(execution, 'tree'));
+      return EXIT.ok;
+    }
+    default:
+      throw new UsageError(sub ? `unknown command 'runs ${sub}'` : 'runs needs show');
+  }
+}
+
 async function webhooks({ parsed, sub, client, print }: Command): Promise<number> {
   const v = parsed.values;
   switch (sub) {
@@ -482,20 +498,28 @@ export function describeWorkspace(workspace: Workspace): string {
   ].join('\n');
 }
 
-/** An execution's summary line, its steps as a table, its error, and why it is stuck if it is. */
-export function describeExecution(execution: Execution): string {
+/**
+ * An execution's summary line, its steps (a table of the top-level ones, or the `tree` with the runs of
+ * containers and their steps), its error, and why it is stuck if it is.
+ */
+export function describeExecution(execution: Execution, steps: 'table' | 'tree' = 'table'): string {
   const lines = [
     `Execution ${execution.execution_id} (${execution.workflow} v${execution.workflow_version}): ${execution.status} in ${formatDuration(execution.duration_ms)}`,
     '',
     table(
       ['STEP', 'KIND', 'STATUS', 'DURATION'],
-      execution.steps.map((s) => [s.id, s.kind, s.status, formatDuration(s.duration_ms)]),
+      steps === 'tree'
+        ? stepTree(execution)
+        : execution.steps.map((s) => [s.id, s.kind, s.status, formatDuration(s.duration_ms)]),
     ),
   ];
-  if (execution.error) {
+  const { error } = execution;
+  if (error) {
+    // Inside a container, where: its path of containers and run keys (`notify_all/3/send`).
+    const where = error.path && error.path.length > 1 ? ` (${error.path.join('/')})` : '';
     lines.push(
       '',
-      `Error${execution.error.step ? ` at step ${execution.error.step}` : ''}: ${execution.error.code}: ${execution.error.message}`,
+      `Error${error.step ? ` at step ${error.step}${where}` : ''}: ${error.code}: ${error.message}`,
     );
   }
   const stalled = execution.stalled;

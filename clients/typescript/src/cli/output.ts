@@ -10,16 +10,25 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${minutes} min ${seconds} s`;
 }
 
-/** A table with a header row, columns padded to their widest cell. */
-export function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
-  const cells = [headers.map(String), ...rows.map((row) => row.map(cell))];
-  const widths = headers.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
+/** A line of a table printed as it is, outside the columns (a note between rows). */
+export interface Note {
+  note: string;
+}
+
+/** A table with a header row, columns padded to their widest cell; notes do not widen a column. */
+export function table(headers: readonly string[], rows: readonly (readonly unknown[] | Note)[]): string {
+  const cells = [headers.map(String), ...rows.map((row) => ('note' in row ? row : row.map(cell)))];
+  const widths = headers.map((_, column) =>
+    Math.max(...cells.map((row) => ('note' in row ? 0 : (row[column] ?? '').length))),
+  );
   return cells
     .map((row) =>
-      row
-        .map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column] ?? 0)))
-        .join('  ')
-        .trimEnd(),
+      'note' in row
+        ? row.note
+        : row
+            .map((value, column) => (column === row.length - 1 ? value : value.padEnd(widths[column] ?? 0)))
+            .join('  ')
+            .trimEnd(),
     )
     .join('\n');
 }
