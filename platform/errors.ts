@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'webhook_not_found',
   'step_not_found',
   'api_key_not_found',
+  'schedule_not_found',
   'not_found',
   'method_not_allowed',
   'execution_not_failed',
