@@ -30,6 +30,8 @@ export {
   type CreatedApiKey,
   type WorkflowVersion,
   type Workspace,
+  type Schedule,
+  type BackfillAccepted,
 } from './api-client';
 export {
   SwitchyardError,

@@ -33,6 +33,9 @@ const OPTIONS = {
   status: { type: 'string' },
   limit: { type: 'string' },
   comment: { type: 'string' },
+  note: { type: 'string' },
+  start: { type: 'string' },
+  end: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -57,6 +60,9 @@ export interface Parsed {
     status?: string;
     limit?: string;
     comment?: string;
+    note?: string;
+    start?: string;
+    end?: string;
   };
   /** Options given on the command line, to refuse those the command does not take. */
   given: Set<OptionName>;
@@ -141,6 +147,12 @@ Commands:
   executions cancel ID
   executions approve ID STEP [--comment TEXT]
   executions reject ID STEP [--comment TEXT]
+  schedule show WORKFLOW                   a workflow's schedule: next runs, recent runs, paused or not
+  schedule pause WORKFLOW [--note TEXT]    no run at its times until resumed (lasts across versions)
+  schedule resume WORKFLOW
+  schedule run WORKFLOW                    one run now, with the schedule's input
+  schedule backfill WORKFLOW --start TIME --end TIME
+                                           the runs of a past window [start, end) (RFC 3339 times)
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
   workspace                                the workspace's limits and what it uses of them

@@ -32,14 +32,10 @@ import {
   UsageError,
   type Parsed,
 } from './args';
+import type { Command, Io, Print } from './command';
 import { configPath, resolveConnection, writeConfig } from './config';
 import { formatDuration, table } from './output';
-
-interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
+import { schedule } from './schedule';
 
 const STATUSES = ['running', 'waiting', 'success', 'failed', 'canceled', 'terminated', 'timed_out'];
 
@@ -157,6 +153,8 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
       return executions({ parsed, sub, client, print, io });
     case 'webhooks':
       return webhooks({ parsed, sub, client, print, io });
+    case 'schedule':
+      return schedule({ parsed, sub, client, print, io });
     case 'workspace': {
       expectCommand(parsed, 'workspace', [], { min: 0, max: 0, words: 1 });
       const workspace = await client().workspace.get();
@@ -166,17 +164,6 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
-}
-
-type Print = (value: unknown, human: () => string) => void;
-
-/** What a command group works with. */
-interface Command {
-  parsed: Parsed;
-  sub: string | undefined;
-  client: () => SwitchyardClient;
-  print: Print;
-  io: Io;
 }
 
 /** A list as a table (or a sentence when empty); `--json` prints the array. */
