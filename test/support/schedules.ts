@@ -26,11 +26,15 @@ export function scheduleSuite(options: TestServiceOptions, ready: (suite: Schedu
   after(async function () {
     this.timeout(30_000);
     if (!suite) return;
-    const res = await suite.api.get('/v1/workflows?limit=100');
-    for (const { id } of (res.body.data ?? []) as { id: string }[])
-      await suite.api.delete(`/v1/workflows/${id}`);
+    await deleteWorkflows(suite.api);
     await suite.service.stop();
   });
+}
+
+/** Deletes the workspace's workflows (up to 100), and with them their schedules. */
+export async function deleteWorkflows(api: ApiClient): Promise<void> {
+  const res = await api.get('/v1/workflows?limit=100');
+  for (const { id } of (res.body.data ?? []) as { id: string }[]) await api.delete(`/v1/workflows/${id}`);
 }
 
 /** Fires on weekdays at 09:00 in Paris: never during a test run that does not cross 09:00 there. */
