@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'step_not_found',
   'api_key_not_found',
   'event_not_found',
+  'schedule_not_found',
   'not_found',
   'method_not_allowed',
   'execution_not_failed',

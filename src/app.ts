@@ -12,6 +12,7 @@ import { healthRoutes } from './api/health';
 import { hookRoutes } from './api/inbound-hooks';
 import { buildOpenApiDocument } from './api/openapi';
 import { registerRoutes, type AnyRoute } from './api/route';
+import { scheduleRoutes } from './api/schedules';
 import { secretRoutes } from './api/secrets';
 import { webhookRoutes } from './api/webhooks';
 import { workspaceRoutes } from './api/workspace';
@@ -36,6 +37,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...healthRoutes(openApiDocument),
     ...apiKeyRoutes(),
     ...workflowRoutes(),
+    ...scheduleRoutes(),
     ...executionRoutes(),
     ...eventRoutes(),
     ...secretRoutes(),

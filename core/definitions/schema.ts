@@ -61,6 +61,16 @@ export const SCHEDULE_CRON_PATTERN =
 export const SCHEDULE_EVERY_PATTERN =
   /^([1-9][0-9]{0,8}(m|h|d)|([6-9][0-9]|[1-9][0-9]{2,8})s|([6-9][0-9]{4}|[1-9][0-9]{5,8})ms)$/;
 
+/** What a schedule does with a run that is due while its previous run is still open (`overlap`). */
+export const SCHEDULE_OVERLAP_POLICIES = [
+  'skip',
+  'buffer_one',
+  'buffer_all',
+  'cancel_other',
+  'allow_all',
+] as const;
+export type ScheduleOverlap = (typeof SCHEDULE_OVERLAP_POLICIES)[number];
+
 /**
  * Checked on save beyond its type: the text must parse as JSONata (a syntax error is 400
  * invalid_definition naming the field), which no JSON Schema can say; hence the description.
@@ -424,6 +434,15 @@ export const triggerSchema = z
             .optional(),
           timezone: z.string().min(1).max(100).optional(),
           input: z.record(z.string(), z.unknown()).optional(),
+          overlap: z
+            .enum(SCHEDULE_OVERLAP_POLICIES)
+            .optional()
+            .meta({
+              description:
+                'What happens when a run is due while the previous one is still open: `skip` (default) skips it, ' +
+                '`buffer_one` starts it when the open one ends (at most one waits), `buffer_all` starts every due ' +
+                'run in turn, `cancel_other` cancels the open run and starts the new one, `allow_all` starts it at once.',
+            }),
         })
         .meta({
           // Checked on save (a schedule needs exactly one of the two); stated here for tools.

@@ -1,8 +1,14 @@
-import { ScheduleAlreadyRunning, type Client, type ScheduleOptions } from '@temporalio/client';
+import {
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type Client,
+  type ScheduleOptions,
+} from '@temporalio/client';
+import type { ScheduleOverlap } from '../../core/definitions/schema';
 
 /**
- * Creates the schedule, or makes an existing one match `options`. Its state stays: an operator's pause
- * (Temporal UI or CLI) survives.
+ * Creates the schedule, or makes an existing one match `options`. Its state stays: a pause (through the API,
+ * Temporal UI or CLI) and its note survive a new version of the definition.
  */
 export async function putSchedule(client: Client, options: ScheduleOptions): Promise<void> {
   try {
@@ -17,4 +23,17 @@ export async function putSchedule(client: Client, options: ScheduleOptions): Pro
       state: previous.state,
     }));
   }
+}
+
+const OVERLAP_POLICIES: Record<ScheduleOverlap, ScheduleOverlapPolicy> = {
+  skip: ScheduleOverlapPolicy.SKIP,
+  buffer_one: ScheduleOverlapPolicy.BUFFER_ONE,
+  buffer_all: ScheduleOverlapPolicy.BUFFER_ALL,
+  cancel_other: ScheduleOverlapPolicy.CANCEL_OTHER,
+  allow_all: ScheduleOverlapPolicy.ALLOW_ALL,
+};
+
+/** A schedule trigger's `overlap` as Temporal's overlap policy (`skip` when the trigger says nothing). */
+export function overlapPolicyOf(overlap: ScheduleOverlap | undefined): ScheduleOverlapPolicy {
+  return OVERLAP_POLICIES[overlap ?? 'skip'];
 }

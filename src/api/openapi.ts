@@ -281,6 +281,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         description: 'Versioned workflow definitions, their triggers, and starting runs.',
       },
       {
+        name: 'Schedules',
+        description:
+          'The schedule of a workflow with a schedule trigger: its next and recent runs; pause, resume, run now, backfill.',
+      },
+      {
         name: 'Executions',
         description: 'Runs: each step with its input, output, attempts and duration; retry, cancel, approve.',
       },

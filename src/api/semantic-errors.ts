@@ -201,3 +201,30 @@ export const EVENT_DATA_SIZE: SemanticError = {
   message: "is \\d+ bytes as JSON; an event's data holds at most \\d+",
   description: "An event's `data` is larger than 256 KiB (262,144 bytes) as JSON.",
 };
+/** A schedule backfill's window (src/schedules/backfill.ts): what its two RFC 3339 times must also be. */
+export const BACKFILL_WINDOW: SemanticError[] = [
+  {
+    code: 'invalid_request',
+    path: '/start',
+    message: 'must not be before 1970-01-01T00:00:00Z',
+    description: '`start` is before 1970-01-01T00:00:00Z.',
+  },
+  {
+    code: 'invalid_request',
+    path: '/end',
+    message: 'must be later than start',
+    description: '`end` is not later than `start`.',
+  },
+  {
+    code: 'invalid_request',
+    path: '/end',
+    message: 'must not be in the future',
+    description: '`end` is in the future: a backfill covers the past only.',
+  },
+  {
+    code: 'invalid_request',
+    path: '/end',
+    message: 'the window holds more than \\d+ runs',
+    description: 'The window holds more runs of the schedule than one backfill starts (1,000).',
+  },
+];

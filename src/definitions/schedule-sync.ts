@@ -14,7 +14,6 @@ import { isDeepStrictEqual } from 'node:util';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import {
   ScheduleNotFoundError,
-  ScheduleOverlapPolicy,
   type ScheduleDescription,
   type ScheduleOptions,
   type ScheduleOptionsAction,
@@ -29,7 +28,7 @@ import { invalidDefinition } from './validate';
 import { executionStartOptions } from '../executions/trigger';
 import { getWorkflowVersion, type WorkflowVersionRecord } from '../../platform/store/workflows';
 import { callTemporal, grpcCodeOf } from '../../platform/temporal/errors';
-import { putSchedule } from '../../platform/temporal/put-schedule';
+import { overlapPolicyOf, putSchedule } from '../../platform/temporal/put-schedule';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 
@@ -113,8 +112,8 @@ export async function scheduleOptions(
         : { intervals: [{ every: trigger.every as Duration }] },
     action,
     policies: {
-      // A run still going when the next one is due: the next one is skipped, never stacked up.
-      overlap: ScheduleOverlapPolicy.SKIP,
+      // A run still going when the next one is due: skipped unless the trigger says otherwise.
+      overlap: overlapPolicyOf(trigger.overlap),
       catchupWindow: CATCHUP_WINDOW,
     },
     // On the schedule itself, so `temporal schedule list --query` finds a workspace's schedules.

@@ -101,6 +101,8 @@ describe('API fuzzing against the OpenAPI document @integration', function () {
   });
   after(async () => {
     await agent?.close();
+    // Its schedule goes with it, and so does any backfill still starting runs.
+    if (ids['scheduledWorkflow']) await service.api().delete(`/v1/workflows/${ids['scheduledWorkflow']}`);
     await service?.stop();
     await receiver?.stop();
   });
@@ -113,6 +115,11 @@ describe('API fuzzing against the OpenAPI document @integration', function () {
     );
     ids['victimWorkflow'] = await createWorkflow(api, definition([rulesStep('r', [{ when: 'true' }])]));
     ids['approvalWorkflow'] = await createWorkflow(api, definition([{ id: 'review', kind: 'approval' }]));
+    // Yearly: a fuzzed backfill window starts few runs (at most one a year since 1970).
+    ids['scheduledWorkflow'] = await createWorkflow(
+      api,
+      definition([rulesStep('r', [{ when: 'true' }])], { trigger: { type: 'schedule', cron: '@yearly' } }),
+    );
     ids['waiting'] = await trigger(api, ids['approvalWorkflow']);
     ids['waitingToCancel'] = await trigger(api, ids['approvalWorkflow']);
     const failing = await createWorkflow(
@@ -167,6 +174,7 @@ describe('API fuzzing against the OpenAPI document @integration', function () {
     if (name === 'workflow') return [ids['hookWorkflow']!, ids['workflow']!];
     // Rotating the secret of the hook workflow would make the signed requests fail.
     if (path.endsWith('/hook-secret')) return [ids['rotatingHookWorkflow']!, ids['workflow']!];
+    if (path.includes('/schedule')) return [ids['scheduledWorkflow']!, ids['workflow']!];
     if (path.startsWith('/v1/api-keys')) return [ids['apiKey']!];
     if (path.startsWith('/v1/secrets')) return [destructive ? 'VICTIM_SECRET' : 'REAL_SECRET'];
     if (path.startsWith('/v1/webhooks')) return [destructive ? ids['victimWebhook']! : ids['webhook']!];

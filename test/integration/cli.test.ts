@@ -453,6 +453,53 @@ describe('CLI switchyard @integration', function () {
     expect(table.stdout).to.match(/^VERSION\s+SAVED\n2\s+\S+Z\n$/);
   });
 
+  it("shows, pauses, resumes, runs and backfills a workflow's schedule", async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({
+      ...rulesWorkflow(id),
+      trigger: { type: 'schedule', cron: '0 9 * * 1-5', timezone: 'Europe/Paris', input: { plan: 'pro' } },
+    });
+    try {
+      const shown = await cli(['schedule', 'show', id], env);
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.include(`Schedule of ${id}: cron "0 9 * * 1-5" (Europe/Paris), overlap skip`);
+      expect(shown.stdout).to.include('Active');
+      expect(shown.stdout).to.include('No recent runs.');
+
+      const paused = await cli(['schedule', 'pause', id, '--note', 'audit week', '--json'], env);
+      expect(paused.code, paused.stderr).to.equal(0);
+      expect(JSON.parse(paused.stdout)).to.include({ paused: true, note: 'audit week' });
+      const resumed = await cli(['schedule', 'resume', id], env);
+      expect(resumed.code, resumed.stderr).to.equal(0);
+      expect(resumed.stdout).to.include('Active');
+
+      const run = await cli(['schedule', 'run', id, '--json'], env);
+      expect(run.code, run.stderr).to.equal(0);
+      const { execution_id } = JSON.parse(run.stdout) as { execution_id: string };
+      expect((await client.waitForExecution(execution_id, { timeoutMs: 60_000 })).status).to.equal('success');
+
+      // Monday 2026-11-16 to Saturday 2026-11-21 (Paris): five weekday mornings.
+      const backfill = [
+        'schedule',
+        'backfill',
+        id,
+        '--start',
+        '2026-11-16T00:00:00Z',
+        '--end',
+        '2026-11-21T00:00:00Z',
+      ];
+      const filled = await cli(backfill, env);
+      expect(filled.code, filled.stderr).to.equal(0);
+      expect(filled.stdout.trim()).to.equal(`Backfill of ${id}: 5 runs starting`);
+
+      const usage = await cli(['schedule', 'backfill', id, '--start', '2026-11-16T00:00:00Z'], env);
+      expect(usage.code).to.equal(2);
+      expect(usage.stderr).to.include('--end');
+    } finally {
+      await client.workflows.delete(id);
+    }
+  });
+
   it('a usage error exits 2; an API error exits 3 with its code and request_id on stderr', async () => {
     for (const args of [
       ['frobnicate'],

@@ -150,6 +150,42 @@ describe('TypeScript client @integration', function () {
     expect(invalid.request_id).to.equal(invalid.requestId);
   });
 
+  it('drives a schedule: get, pause with a note, resume, run now, backfill a past window', async () => {
+    const workflow = await client.workflows.create(
+      quickWorkflow({ trigger: { type: 'schedule', every: '1h', input: { plan: 'pro' } } }),
+    );
+    const schedule = client.workflows.schedule;
+    try {
+      expect(await schedule.get(workflow.id)).to.deep.include({ spec: { every: '1h' }, paused: false });
+      expect(await schedule.pause(workflow.id, { note: 'maintenance' })).to.include({
+        paused: true,
+        note: 'maintenance',
+      });
+      expect((await schedule.resume(workflow.id)).paused).to.equal(false);
+      const run = await schedule.run(workflow.id);
+      expect((await client.executions.wait(run.execution_id)).status).to.equal('success');
+      // Whole hours: a window of three hours that ended an hour ago holds three runs.
+      const end = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
+      const start = new Date(end.getTime() - 3 * 3_600_000);
+      expect(await schedule.backfill(workflow.id, { start, end })).to.deep.equal({
+        status: 'accepted',
+        count: 3,
+      });
+      // Its runs end before the next test subscribes to execution events.
+      await waitFor(
+        async () => {
+          const runs = await client.executions.list({ workflow: workflow.id }).toArray(10);
+          return runs.length === 4 && runs.every((run) => run.status === 'success');
+        },
+        { timeoutMs: 30_000, what: 'the run and the 3 backfilled runs to succeed' },
+      );
+      const noSchedule = await client.workflows.create(quickWorkflow());
+      expect((await errorOf(() => schedule.get(noSchedule.id))).code).to.equal('schedule_not_found');
+    } finally {
+      await client.workflows.delete(workflow.id);
+    }
+  });
+
   it('verifies a real webhook delivery with the endpoint secret (standardwebhooks)', async () => {
     const receiver = await Receiver.start();
     try {

@@ -11,7 +11,6 @@ import {
   createWorkflow,
   definition,
   expectError,
-  rulesStep,
   uniqueId,
   waitForExecution,
   type ExecutionBody,
@@ -24,6 +23,7 @@ import {
   type TestService,
 } from '../support/stack';
 import { TcpProxy } from '../support/tcp-proxy';
+import { echo, scheduleSuite, weekdayMornings } from '../support/schedules';
 import { waitFor } from '../support/wait';
 
 const inputSchema = {
@@ -32,17 +32,6 @@ const inputSchema = {
   properties: { customer: { type: 'string' }, plan: { type: 'string', default: 'starter' } },
   additionalProperties: false,
 };
-
-/** Fires on weekdays at 09:00: never during a test run that does not cross 09:00 in that zone. */
-const weekdayMornings = (extra: Record<string, unknown> = {}) => ({
-  type: 'schedule',
-  cron: '0 9 * * 1-5',
-  timezone: 'Europe/Paris',
-  input: { customer: 'Ada' },
-  ...extra,
-});
-
-const echo = () => [rulesStep('echo', [{ when: 'true', output: '{{ input }}' }])];
 
 for (const db of DB_KINDS) {
   describe(`schedules (${db}) @integration`, function () {
@@ -63,22 +52,7 @@ for (const db of DB_KINDS) {
     const scheduledWorkflow = async (trigger: Record<string, unknown> = weekdayMornings()) =>
       createWorkflow(api, definition(echo(), { input_schema: inputSchema, trigger }));
 
-    before(async function () {
-      this.timeout(120_000);
-      service = await startTestService({ db });
-      // A workspace of its own: no other test's executions or schedules.
-      const workspace = await service.newWorkspace();
-      workspaceId = workspace.workspaceId;
-      api = service.api(workspace.key);
-    });
-    after(async function () {
-      this.timeout(30_000);
-      if (!service) return;
-      // Leave no schedule firing in the shared dev server.
-      const res = await api.get('/v1/workflows?limit=100');
-      for (const { id } of (res.body.data ?? []) as { id: string }[]) await api.delete(`/v1/workflows/${id}`);
-      await service.stop();
-    });
+    scheduleSuite({ db }, (suite) => ({ service, api, workspaceId } = suite));
 
     it('creates a Temporal Schedule: cron with its time zone, SKIP overlap, a short catch-up window', async () => {
       const id = await scheduledWorkflow();

@@ -88,6 +88,7 @@ describe('security: object level authorization (BOLA) @integration', function ()
       a.workflowId,
       a.approvalWorkflowId,
       a.failingWorkflowId,
+      a.scheduledWorkflowId,
       a.hookWorkflowId,
       a.succeeded,
       a.waiting,

@@ -174,6 +174,11 @@ const SAMPLE_BODIES: Record<string, () => unknown> = {
     steps: [rulesStep('a', [{ when: 'true', output: 2 }])],
   }),
   triggerWorkflow: () => ({}),
+  pauseSchedule: () => ({ note: 'security suite' }),
+  backfillSchedule: () => ({
+    start: new Date(Date.now() - 3_600_000).toISOString(),
+    end: new Date().toISOString(),
+  }),
   retryExecution: () => ({}),
   approveStep: () => ({ comment: 'security suite' }),
   rejectStep: () => ({ comment: 'security suite' }),
@@ -363,6 +368,8 @@ export interface Population {
   workflowId: string;
   approvalWorkflowId: string;
   failingWorkflowId: string;
+  /** A workflow with a schedule trigger, for the schedule endpoints. */
+  scheduledWorkflowId: string;
   hookWorkflowId: string;
   hookSecret: string;
   succeeded: string;
@@ -420,6 +427,15 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     await created(
       '/v1/workflows',
       definition([rulesStep('gate', [{ when: 'true', action: 'fail', message: 'no' }])]),
+    )
+  ).id!;
+  // Weekdays at 09:00 in Paris: its schedule's endpoints have a schedule to act on.
+  const scheduledWorkflowId = (
+    await created(
+      '/v1/workflows',
+      definition([rulesStep('a', [{ when: 'true', output: 1 }])], {
+        trigger: { type: 'schedule', cron: '0 9 * * 1-5', timezone: 'Europe/Paris' },
+      }),
     )
   ).id!;
   const hook = await created(
@@ -482,6 +498,7 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     workflowId,
     approvalWorkflowId,
     failingWorkflowId,
+    scheduledWorkflowId,
     hookWorkflowId: hook.id!,
     hookSecret: hook.hook_secret!,
     succeeded,
@@ -503,7 +520,14 @@ export async function populate(service: TestService, receiverUrl: string): Promi
 export function populationPath(op: Operation, p: Population): Record<string, string> {
   const byResource: Record<string, Record<string, string>> = {
     'api-keys': { id: p.apiKeyId },
-    workflows: { id: op.operationId === 'rotateHookSecret' ? p.hookWorkflowId : p.workflowId },
+    workflows: {
+      id:
+        op.operationId === 'rotateHookSecret'
+          ? p.hookWorkflowId
+          : op.path.includes('/schedule')
+            ? p.scheduledWorkflowId
+            : p.workflowId,
+    },
     executions: {
       id:
         op.operationId === 'retryExecution'

@@ -35,6 +35,8 @@ export type Workspace = Schemas['Workspace'];
 export type Event = Schemas['Event'];
 export type EventInput = Schemas['EventInput'];
 export type EventsAccepted = Schemas['EventsAccepted'];
+export type Schedule = Schemas['Schedule'];
+export type BackfillAccepted = Schemas['BackfillAccepted'];
 
 type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
   ? NonNullable<Q>
@@ -118,6 +120,8 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+const rfc3339 = (time: Date | string): string => (typeof time === 'string' ? time : time.toISOString());
+
 /** Throws the answer's `SwitchyardError` unless it is a 2xx; returns the body. */
 export async function unwrap<T>(
   call: Promise<{ data?: T; error?: unknown; response: Response }>,
@@ -185,6 +189,31 @@ export class SwitchyardApiClient {
       ),
     rotateHookSecret: (id: string): Promise<Schemas['HookSecret']> =>
       unwrap(this.raw.POST('/v1/workflows/{id}/hook-secret', { params: { path: { id } } })),
+    /** The schedule of a workflow with a schedule trigger (404 `schedule_not_found` otherwise). */
+    schedule: {
+      /** Its spec, whether it is paused, its next five times and its recent runs. */
+      get: (id: string): Promise<Schedule> =>
+        unwrap(this.raw.GET('/v1/workflows/{id}/schedule', { params: { path: { id } } })),
+      /** No run starts at its times until `resume`; the pause lasts across new versions. */
+      pause: (id: string, body: BodyOf<'pauseSchedule'> = {}): Promise<Schedule> =>
+        unwrap(this.raw.POST('/v1/workflows/{id}/schedule/pause', { params: { path: { id } }, body })),
+      resume: (id: string): Promise<Schedule> =>
+        unwrap(this.raw.POST('/v1/workflows/{id}/schedule/resume', { params: { path: { id } } })),
+      /** One run now, with the schedule's input, paused or not. */
+      run: (id: string): Promise<Accepted> =>
+        unwrap(this.raw.POST('/v1/workflows/{id}/schedule/run', { params: { path: { id } } })),
+      /** Starts the runs the schedule would have started in [start, end), a past window; at most 1,000. */
+      backfill: (
+        id: string,
+        window: { start: Date | string; end: Date | string },
+      ): Promise<BackfillAccepted> =>
+        unwrap(
+          this.raw.POST('/v1/workflows/{id}/schedule/backfill', {
+            params: { path: { id } },
+            body: { start: rfc3339(window.start), end: rfc3339(window.end) },
+          }),
+        ),
+    },
   };
 
   readonly executions = {

@@ -33,6 +33,8 @@ export {
   type Event,
   type EventInput,
   type EventsAccepted,
+  type Schedule,
+  type BackfillAccepted,
 } from './api-client';
 export {
   SwitchyardError,

@@ -36,6 +36,9 @@ const OPTIONS = {
   data: { type: 'string' },
   id: { type: 'string' },
   name: { type: 'string' },
+  note: { type: 'string' },
+  start: { type: 'string' },
+  end: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -63,6 +66,9 @@ export interface Parsed {
     data?: string;
     id?: string;
     name?: string;
+    note?: string;
+    start?: string;
+    end?: string;
   };
   /** Options given on the command line, to refuse those the command does not take. */
   given: Set<OptionName>;
@@ -152,6 +158,12 @@ Commands:
   events show ID                           an event, the executions it started and woke, its errors
   runs show ID                             an execution as a tree: each step, the runs of containers
                                            with their steps, the first 20 runs of each container
+  schedule show WORKFLOW                   a workflow's schedule: next runs, recent runs, paused or not
+  schedule pause WORKFLOW [--note TEXT]    no run at its times until resumed (lasts across versions)
+  schedule resume WORKFLOW
+  schedule run WORKFLOW                    one run now, with the schedule's input
+  schedule backfill WORKFLOW --start TIME --end TIME
+                                           the runs of a past window [start, end) (RFC 3339 times)
   webhooks list [--limit N]
   webhooks deliveries ID [--limit N]       deliveries of an endpoint, newest first
   workspace                                the workspace's limits and what it uses of them

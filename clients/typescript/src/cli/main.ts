@@ -33,15 +33,11 @@ import {
   UsageError,
   type Parsed,
 } from './args';
+import type { Command, Io, Print } from './command';
 import { configPath, resolveConnection, writeConfig } from './config';
 import { formatDuration, table } from './output';
 import { stepTree } from './tree';
-
-interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-}
+import { schedule } from './schedule';
 
 const STATUSES = ['running', 'waiting', 'success', 'failed', 'canceled', 'terminated', 'timed_out'];
 
@@ -163,6 +159,8 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
       return runs({ parsed, sub, client, print, io });
     case 'webhooks':
       return webhooks({ parsed, sub, client, print, io });
+    case 'schedule':
+      return schedule({ parsed, sub, client, print, io });
     case 'workspace': {
       expectCommand(parsed, 'workspace', [], { min: 0, max: 0, words: 1 });
       const workspace = await client().workspace.get();
@@ -172,17 +170,6 @@ async function dispatch(parsed: Parsed, io: Io): Promise<number> {
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
-}
-
-type Print = (value: unknown, human: () => string) => void;
-
-/** What a command group works with. */
-interface Command {
-  parsed: Parsed;
-  sub: string | undefined;
-  client: () => SwitchyardClient;
-  print: Print;
-  io: Io;
 }
 
 /** A list as a table (or a sentence when empty); `--json` prints the array. */

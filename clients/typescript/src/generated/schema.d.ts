@@ -192,6 +192,106 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/workflows/{id}/schedule': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read a workflow's schedule
+     * @description For a workflow whose latest version has a schedule trigger (404 schedule_not_found otherwise): its spec, whether it is paused, its next runs and its recent runs.
+     */
+    get: operations['getSchedule'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workflows/{id}/schedule/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Pause the schedule
+     * @description No run starts at its times until it is resumed (run now and backfill still work). The pause lasts across new versions of the workflow.
+     */
+    post: operations['pauseSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workflows/{id}/schedule/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resume a paused schedule
+     * @description Runs start at the schedule's times again; times missed while it was paused are not run (backfill runs them).
+     */
+    post: operations['resumeSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workflows/{id}/schedule/run': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start one run of the schedule now
+     * @description Starts an execution of the latest version with the schedule's input and trigger type schedule, at once, paused or not and whatever `overlap` says. It appears among the schedule's recent runs.
+     */
+    post: operations['runSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/workflows/{id}/schedule/backfill': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start the runs the schedule would have started in a past window
+     * @description The window is [start, end): a run due at start is in it, one due at end is not. Every run starts, even while others are open (overlap allow_all), paused or not; at most 1000 per request. A backfilled run's execution id is the one a scheduled run at that time has: a time whose run already ended runs again under the same id, and one whose run is still open is not started again.
+     */
+    post: operations['backfillSchedule'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/executions': {
     parameters: {
       query?: never;
@@ -787,6 +887,11 @@ export interface components {
           input?: {
             [key: string]: unknown;
           };
+          /**
+           * @description What happens when a run is due while the previous one is still open: `skip` (default) skips it, `buffer_one` starts it when the open one ends (at most one waits), `buffer_all` starts every due run in turn, `cancel_other` cancels the open run and starts the new one, `allow_all` starts it at once.
+           * @enum {string}
+           */
+          overlap?: 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'allow_all';
         } & (unknown | unknown))
       | {
           /** @constant */
@@ -1283,6 +1388,7 @@ export interface components {
           | 'step_not_found'
           | 'api_key_not_found'
           | 'event_not_found'
+          | 'schedule_not_found'
           | 'not_found'
           | 'method_not_allowed'
           | 'execution_not_failed'
@@ -1435,6 +1541,43 @@ export interface components {
       status: 'accepted';
       /** @example ex_7kQ2mX9vLp4RtY8wZc3NbF6d */
       execution_id: string;
+    };
+    Schedule: {
+      /** @description The schedule's `cron` or `every`, as the workflow's trigger states it. */
+      spec:
+        | {
+            cron: string;
+          }
+        | {
+            every: string;
+          };
+      /** @description The time zone of `cron` (UTC unless the trigger names one). */
+      timezone: string;
+      /**
+       * @description What happens to a run that is due while the previous one is still open (default skip).
+       * @enum {string}
+       */
+      overlap: 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other' | 'allow_all';
+      paused: boolean;
+      /** @description Why it is paused, when the pause said; null otherwise. */
+      note: string | null;
+      /** @description The next 5 times the schedule starts a run; empty while it is paused. */
+      next_runs: string[];
+      /** @description Up to 10 of the latest runs the schedule started (its own, backfilled ones and run now), newest first. Eventually consistent: a run appears within about a second of its start. */
+      recent_runs: {
+        execution_id: string;
+        /**
+         * Format: date-time
+         * @description When the run was due (a backfilled run: its time in the past; run now: when it was asked).
+         */
+        scheduled_at: string;
+      }[];
+    };
+    BackfillAccepted: {
+      /** @constant */
+      status: 'accepted';
+      /** @description How many runs start. */
+      count: number;
     };
     ExecutionList: {
       data: components['schemas']['ExecutionSummary'][];
@@ -5452,6 +5595,1514 @@ export interface operations {
            *       "error": {
            *         "code": "workflow_not_found",
            *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "spec": {
+           *         "cron": "0 9 * * 1-5"
+           *       },
+           *       "timezone": "Europe/Paris",
+           *       "overlap": "skip",
+           *       "paused": false,
+           *       "note": null,
+           *       "next_runs": [
+           *         "2026-11-23T08:00:00.000Z",
+           *         "2026-11-24T08:00:00.000Z",
+           *         "2026-11-25T08:00:00.000Z",
+           *         "2026-11-26T08:00:00.000Z",
+           *         "2026-11-27T08:00:00.000Z"
+           *       ],
+           *       "recent_runs": [
+           *         {
+           *           "execution_id": "ex_4fT9qLm2Xc8Rb7Kd1Wz3-2026-11-20T08:00:00Z",
+           *           "scheduled_at": "2026-11-20T08:00:00.000Z"
+           *         },
+           *         {
+           *           "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *           "scheduled_at": "2026-11-19T15:42:07.512Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "schedule_not_found",
+           *         "message": "Workflow 'customer-onboarding' has no schedule: its latest version (3) has a trigger of type 'api'; save a version with a schedule trigger first.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  pauseSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        /**
+         * @example {
+         *       "note": "CRM maintenance until Monday"
+         *     }
+         */
+        'application/json': {
+          /** @description Why it is paused (at most 500 characters); the schedule's read shows it. */
+          note?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "spec": {
+           *         "cron": "0 9 * * 1-5"
+           *       },
+           *       "timezone": "Europe/Paris",
+           *       "overlap": "skip",
+           *       "paused": true,
+           *       "note": "CRM maintenance until Monday",
+           *       "next_runs": [],
+           *       "recent_runs": [
+           *         {
+           *           "execution_id": "ex_4fT9qLm2Xc8Rb7Kd1Wz3-2026-11-20T08:00:00Z",
+           *           "scheduled_at": "2026-11-20T08:00:00.000Z"
+           *         },
+           *         {
+           *           "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *           "scheduled_at": "2026-11-19T15:42:07.512Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "schedule_not_found",
+           *         "message": "Workflow 'customer-onboarding' has no schedule: its latest version (3) has a trigger of type 'api'; save a version with a schedule trigger first.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  resumeSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The schedule */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "spec": {
+           *         "cron": "0 9 * * 1-5"
+           *       },
+           *       "timezone": "Europe/Paris",
+           *       "overlap": "skip",
+           *       "paused": false,
+           *       "note": null,
+           *       "next_runs": [
+           *         "2026-11-23T08:00:00.000Z",
+           *         "2026-11-24T08:00:00.000Z",
+           *         "2026-11-25T08:00:00.000Z",
+           *         "2026-11-26T08:00:00.000Z",
+           *         "2026-11-27T08:00:00.000Z"
+           *       ],
+           *       "recent_runs": [
+           *         {
+           *           "execution_id": "ex_4fT9qLm2Xc8Rb7Kd1Wz3-2026-11-20T08:00:00Z",
+           *           "scheduled_at": "2026-11-20T08:00:00.000Z"
+           *         },
+           *         {
+           *           "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d",
+           *           "scheduled_at": "2026-11-19T15:42:07.512Z"
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['Schedule'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "schedule_not_found",
+           *         "message": "Workflow 'customer-onboarding' has no schedule: its latest version (3) has a trigger of type 'api'; save a version with a schedule trigger first.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  runSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Accepted: the execution runs */
+      202: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "execution_id": "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *     }
+           */
+          'application/json': components['schemas']['Accepted'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "schedule_not_found",
+           *         "message": "Workflow 'customer-onboarding' has no schedule: its latest version (3) has a trigger of type 'api'; save a version with a schedule trigger first.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  backfillSchedule: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "start": "2026-11-16T00:00:00Z",
+         *       "end": "2026-11-21T00:00:00Z"
+         *     }
+         */
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description RFC 3339; a run due at this time is in the window.
+           */
+          start: string;
+          /**
+           * Format: date-time
+           * @description RFC 3339, later than start and not in the future; a run due at this time is not in the window.
+           */
+          end: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted: the runs start over the next seconds (about ten a second) */
+      202: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "status": "accepted",
+           *       "count": 5
+           *     }
+           */
+          'application/json': components['schemas']['BackfillAccepted'];
+        };
+      };
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `start` is before 1970-01-01T00:00:00Z.
+       *     - `invalid_request`: `end` is not later than `start`.
+       *     - `invalid_request`: `end` is in the future: a backfill covers the past only.
+       *     - `invalid_request`: The window holds more runs of the schedule than one backfill starts (1,000).
+       */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "schedule_not_found",
+           *         "message": "Workflow 'customer-onboarding' has no schedule: its latest version (3) has a trigger of type 'api'; save a version with a schedule trigger first.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
            *       }
