@@ -140,7 +140,14 @@ export function eventsOfRequest(koa: Koa.Context, body: unknown): NewEvent[] {
 
 function plainEvents(body: unknown, batch: boolean): NewEvent[] {
   const parsed = parseUserJson(batch ? eventBatchSchema : eventInputSchema, body);
-  if (!parsed.success) throw invalidEvents(zodDetails(parsed.issues));
+  if (!parsed.success) {
+    const first: unknown = Array.isArray(body) ? body[0] : body;
+    const cloudEvent = typeof first === 'object' && first !== null && Object.hasOwn(first, 'specversion');
+    throw invalidEvents(
+      zodDetails(parsed.issues),
+      cloudEvent ? ` Send CloudEvents as ${batch ? CLOUDEVENT_BATCH_TYPE : CLOUDEVENT_TYPE}.` : '',
+    );
+  }
   const events = Array.isArray(parsed.data) ? parsed.data : [parsed.data];
   return events.map((event) => ({ id: event.id ?? newEventId(), name: event.name, data: event.data ?? {} }));
 }
@@ -170,8 +177,8 @@ function dataSizeProblems(event: NewEvent, at: string): ErrorDetail[] {
     : [];
 }
 
-function invalidEvents(details: ErrorDetail[]) {
+function invalidEvents(details: ErrorDetail[], hint = '') {
   const first = details[0]!;
   const more = details.length > 1 ? ` (and ${details.length - 1} more)` : '';
-  return invalidRequest(`Invalid event: ${first.path || '/'} ${first.message}${more}.`, details);
+  return invalidRequest(`Invalid event: ${first.path || '/'} ${first.message}${more}.${hint}`, details);
 }

@@ -216,6 +216,12 @@ for (const db of DB_KINDS) {
         expectError(await sendAs(CLOUDEVENT_BATCH, cloudEvent()), 400, 'invalid_request');
       });
 
+      it('points a CloudEvent sent as application/json to its content type', async () => {
+        const res = await sendAs('application/json', cloudEvent());
+        expectError(res, 400, 'invalid_request');
+        expect(res.body.error.message).to.include(`Send CloudEvents as ${CLOUDEVENT}`);
+      });
+
       it('refuses binary data (data_base64) and events without a source', async () => {
         const binary = await sendAs(CLOUDEVENT, cloudEvent({ data: undefined, data_base64: 'AAEC' }));
         expectError(binary, 400, 'invalid_request');
