@@ -85,6 +85,7 @@ const GROUPS: Group[] = [
   { name: 'container-retry', record: recordContainerRetries },
   { name: 'composition-more', record: recordMoreComposition },
   { name: 'sleep', record: recordSleeps },
+  { name: 'event-trigger', record: recordEventTrigger },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -915,6 +916,38 @@ async function recordSleeps(stack: Stack): Promise<Recorded[]> {
     ),
   );
   return recorded;
+}
+
+/** An execution an event trigger started (docs/events.md#event-triggers): its trigger names the event. */
+async function recordEventTrigger(stack: Stack): Promise<Recorded[]> {
+  const workflowId = await createWorkflow(stack.api, {
+    ...definition([
+      rulesStep('welcome', [{ when: "input.plan = 'pro'", output: '{{ "Welcome " & input.name }}' }]),
+    ]),
+    trigger: { type: 'event', event: 'user.signup', if: "data.plan = 'pro'" },
+  });
+  const eventId = `evt_replay_${Date.now()}`;
+  await post(stack.api, '/v1/events', 202, {
+    name: 'user.signup',
+    id: eventId,
+    data: { name: 'Ada', plan: 'pro' },
+  });
+  const started = await waitFor(
+    async () => {
+      const res = await stack.api.get(`/v1/events/${eventId}`);
+      return (res.body as { started?: string[] }).started?.[0];
+    },
+    { what: `the execution event ${eventId} started for ${workflowId}` },
+  );
+  await expectEnd(stack, started, 'success');
+  return [
+    await captureExecution(
+      stack,
+      'execution-event-triggered',
+      'an execution started by an event trigger (`user.signup` with `if`): trigger type event, the event in its input',
+      started,
+    ),
+  ];
 }
 
 async function recordCases(stack: Stack, cases: ExecutionCase[]): Promise<Recorded[]> {
