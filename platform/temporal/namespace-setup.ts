@@ -10,7 +10,7 @@ import type { Logger } from '../logger';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 import type { TemporalConnection } from './connection';
 
-const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
+export const INDEXED_VALUE_TYPES: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   INT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT,
   BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,

@@ -299,6 +299,19 @@ describe('CLI switchyard @integration', function () {
     expect(done.steps.find((s) => s.id === 'review')?.output).to.include({ comment: 'ok' });
   });
 
+  it('shows until when a sleeping step sleeps', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create({ id, steps: [{ id: 'nap', kind: 'sleep', duration: '1h' }] });
+    const { execution_id } = await client.workflows.trigger(id, {});
+    const waiting = await client.waitForExecution(execution_id, { until: ['waiting'], timeoutMs: 60_000 });
+    const until = waiting.steps.find((s) => s.id === 'nap')!.waiting_for!.until;
+
+    const shown = await cli(['executions', 'get', execution_id], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(new RegExp(`nap\\s+sleep\\s+waiting until ${until.replace(/\./g, '\\.')}`));
+    await client.executions.cancel(execution_id);
+  });
+
   it('retries a failed run from its failed step with a corrected --input', async () => {
     const id = uniqueId('cli');
     await client.workflows.create(rulesWorkflow(id));

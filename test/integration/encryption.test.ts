@@ -285,6 +285,23 @@ describe('encrypted step data @integration', function () {
     expect(readableTexts(history).some((text) => text.includes(customer))).to.equal(false);
   });
 
+  it("reads a sleep's end from its timer, whose summary (the step's key) is encrypted", async () => {
+    const workflowId = await createWorkflow(
+      service.api(),
+      definition([{ id: 'nap_before_review', kind: 'sleep', duration: '1s' }]),
+    );
+    const id = await trigger(service.api(), workflowId, { customer });
+    const done = await waitForExecution(service.api(), id);
+    expect(done.status).to.equal('success');
+    const nap = stepOf(done, 'nap_before_review');
+    expect(nap.status).to.equal('success');
+    expect(nap.output).to.have.property('slept_until');
+    const events = (JSON.parse(await cliHistory(id)) as { events: Record<string, unknown>[] }).events;
+    const timer = events.find((event) => event['timerStartedEventAttributes'])!;
+    const summary = (timer['userMetadata'] as { summary: JsonPayload }).summary;
+    expect(summary.metadata?.['encoding']).to.equal(b64('binary/encrypted'));
+  });
+
   it('lists a failed run whose error it cannot decrypt, with a message that says so', async () => {
     receiver.replyOnceTo('/unreadable', { status: 500, body: 'down' });
     const workflowId = await createWorkflow(

@@ -1,9 +1,13 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { durationAtMostPattern } from '../../core/definitions/durations';
 import { CUSTOMER_ONBOARDING } from '../../processes/demo-definition';
 import { AppError } from '../../platform/errors';
+import { projectRoot } from '../../platform/paths';
 import { base, definitionChecks, rules } from '../support/definitions';
+import { fencedBlocks } from '../support/markdown';
 
 const { parseDefinition, problemsOf } = definitionChecks();
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -193,6 +197,16 @@ describe('definition bounds', () => {
       const [problem] = await problemsOf(base([{ id: 'a', kind: 'sleep', ...step }]));
       expect(problem, JSON.stringify(step)).to.deep.include({ path: '/steps/0' });
     }
+  });
+
+  it('accepts every example of docs/definitions.md#sleep', async () => {
+    const page = fs.readFileSync(path.join(projectRoot, 'docs/definitions.md'), 'utf8');
+    const section = page.slice(page.indexOf('\n### Sleep'), page.indexOf('\n### Conditions, retries'));
+    const examples = fencedBlocks(section)
+      .filter((block) => block.lang === 'json')
+      .map((block) => JSON.parse(block.code) as Record<string, unknown>);
+    expect(examples).to.have.length(3);
+    for (const example of examples) await parseDefinition(example['kind'] ? base([example]) : example);
   });
 
   it("refuses a sleep's until written out that is not an RFC 3339 time, and secrets in its template", async () => {

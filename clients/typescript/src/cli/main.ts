@@ -35,7 +35,7 @@ import {
 } from './args';
 import type { Command, Io, Print } from './command';
 import { configPath, resolveConnection, writeConfig } from './config';
-import { formatDuration, table } from './output';
+import { formatDuration, stepStatus, table } from './output';
 import { stepTree } from './tree';
 import { schedule } from './schedule';
 
@@ -497,7 +497,7 @@ export function describeExecution(execution: Execution, steps: 'table' | 'tree' 
       ['STEP', 'KIND', 'STATUS', 'DURATION'],
       steps === 'tree'
         ? stepTree(execution)
-        : execution.steps.map((s) => [s.id, s.kind, s.status, formatDuration(s.duration_ms)]),
+        : execution.steps.map((s) => [s.id, s.kind, stepStatus(s), formatDuration(s.duration_ms)]),
     ),
   ];
   const { error } = execution;

@@ -10,6 +10,11 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${minutes} min ${seconds} s`;
 }
 
+/** A step's STATUS cell: its status, and until when a sleeping step sleeps. */
+export function stepStatus(step: { status: string; waiting_for?: { until: string } }): string {
+  return step.waiting_for ? `${step.status} until ${step.waiting_for.until}` : step.status;
+}
+
 /** A line of a table printed as it is, outside the columns (a note between rows). */
 export interface Note {
   note: string;

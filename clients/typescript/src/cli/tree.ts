@@ -5,7 +5,7 @@
  * step is followed by its child execution's id.
  */
 import type { Execution, Step, StepRun } from '../client';
-import { formatDuration, type Note } from './output';
+import { formatDuration, stepStatus, type Note } from './output';
 
 /** What one run of each container kind is: the KIND column of a run's line. */
 const RUN_NOUN: Readonly<Record<string, string>> = {
@@ -25,7 +25,7 @@ export function stepTree(execution: Execution): Line[] {
   const addSteps = (steps: readonly Step[], depth: number): void => {
     for (const step of steps) {
       const indent = INDENT.repeat(depth);
-      lines.push([`${indent}${step.id}`, step.kind, step.status, formatDuration(step.duration_ms)]);
+      lines.push([`${indent}${step.id}`, step.kind, stepStatus(step), formatDuration(step.duration_ms)]);
       const child = childExecution(step);
       // A note, so that the id does not widen the STEP column.
       if (child)
