@@ -125,7 +125,8 @@ export interface KeptRun {
 /** What the execution shows for one step; `input` and `output` as docs/api.md#executions describes them. */
 export interface StepRecord {
   id: string;
-  status: 'success' | 'skipped' | 'failed' | 'waiting' | 'running';
+  /** canceled: only a wait_for_event's end (end_event_wait), when its run or its container stopped it. */
+  status: 'success' | 'skipped' | 'failed' | 'waiting' | 'running' | 'canceled';
   started_at: string | null;
   finished_at: string | null;
   attempts: number;
@@ -143,11 +144,59 @@ export interface StepRecord {
   waiting_for?: WaitingFor;
 }
 
-/** What a waiting step waits for (docs/api.md#executions): a sleep's timer and when it fires. */
-export interface WaitingFor {
-  type: 'timer';
+/**
+ * What a waiting step waits for (docs/api.md#executions): a sleep's timer and when it fires, or the event a
+ * wait_for_event waits for and until when.
+ */
+export type WaitingFor =
+  | {
+      type: 'timer';
+      /** RFC 3339, UTC. */
+      until: string;
+    }
+  | {
+      type: 'event';
+      /** The event's name. */
+      event: string;
+      /** When the wait times out: RFC 3339, UTC. */
+      until: string;
+    };
+
+/** A wait_for_event step's input as recorded: what it waits for. */
+export interface EventWaitSpec {
+  event: string;
+  match: string | null;
+  timeout: string;
+  on_timeout: 'fail' | 'continue';
+}
+
+/** The event that woke a wait_for_event step: its output (docs/events.md#waiting-for-an-event). */
+export interface WokenByEvent {
+  id: string;
+  name: string;
+  data: Record<string, unknown> | null;
   /** RFC 3339, UTC. */
-  until: string;
+  received_at: string;
+}
+
+/** Signal that tells a run an event woke one of its waits (src/events/wake.ts → workers/workflows/event-wait.ts). */
+export const EVENT_WOKE_SIGNAL = 'event_woke';
+
+/** What the EVENT_WOKE_SIGNAL carries: the waiting step's key (its run path and id) and the event's id. */
+export interface EventWokeSignal {
+  key: string;
+  event_id: string;
+}
+
+/** How a wait_for_event's wait ended, as the workflow saw it; `end_event_wait` gives the step's record. */
+export interface EndEventWaitRequest {
+  /** The waiting step's record, as `run_steps` gave it. */
+  record: StepRecord;
+  /** The step's key (its run path and id). */
+  key: string;
+  /** woke: a signal came; timed_out: the timeout passed; canceled: the run or its container stopped it. */
+  ended: 'woke' | 'timed_out' | 'canceled';
+  on_timeout: 'fail' | 'continue';
 }
 
 /** A sleep step's input as recorded: its `duration`, or its `until` after templates. */
@@ -211,7 +260,12 @@ export type BatchNext =
    * when the activity ended: the workflow's own clock stands still for the whole workflow task, so it
    * cannot tell how far `until` is.
    */
-  | { kind: 'sleep'; until: string; delay_ms: number };
+  | { kind: 'sleep'; until: string; delay_ms: number }
+  /**
+   * The last record is a wait_for_event step, filed among the event's waiters and now waiting until `until`
+   * (`delay_ms` ahead, as for a sleep) for an event to wake it.
+   */
+  | { kind: 'event'; until: string; delay_ms: number; on_timeout: 'fail' | 'continue' };
 
 export interface ExecutionResult {
   status: 'success';
@@ -413,6 +467,7 @@ export const STEP_ERROR_CODES = {
   childDepthExceeded: 'child_depth_exceeded',
   invalidTime: 'invalid_time',
   sleepTooLong: 'sleep_too_long',
+  eventTimedOut: 'event_timed_out',
 } as const;
 
 /** Workflow type of a large map's chunks (workers/workflows/map-chunk.ts). */

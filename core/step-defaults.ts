@@ -13,6 +13,8 @@ export const DEFAULT_STEP_TIMEOUT: Record<LeafStep['kind'], string> = {
   approval: '10s',
   // A sleep's own work is to resolve its `until`; the sleep itself is a Temporal timer.
   sleep: '10s',
+  // A wait's own work is to file it (and look for an event that came meanwhile); the wait is its `timeout`.
+  wait_for_event: '30s',
 };
 
 /** Retry policy when the step sets no `retry`: transient failures are retried a few times. */
@@ -32,12 +34,15 @@ export interface EffectiveRetry {
 
 export function retryOf(step: LeafStep): EffectiveRetry {
   // A sleep has no retry: nothing it does can fail for a while and then work.
-  return { ...DEFAULT_RETRY, ...(step.kind === 'sleep' ? undefined : step.retry) };
+  return {
+    ...DEFAULT_RETRY,
+    ...(step.kind === 'sleep' || step.kind === 'wait_for_event' ? undefined : step.retry),
+  };
 }
 
 /** The time limit of one attempt of a connector or ai step (an approval's `timeout` is its wait). */
 export function attemptTimeoutOf(step: LeafStep): string {
-  return step.kind === 'approval' || step.kind === 'sleep'
+  return step.kind === 'approval' || step.kind === 'sleep' || step.kind === 'wait_for_event'
     ? DEFAULT_STEP_TIMEOUT[step.kind]
     : (step.timeout ?? DEFAULT_STEP_TIMEOUT[step.kind]);
 }

@@ -230,6 +230,33 @@ export const sleepStepSchema = z
     },
   });
 
+/** How long a wait_for_event waits when its definition says nothing (docs/events.md#waiting-for-an-event). */
+export const DEFAULT_EVENT_WAIT_TIMEOUT = '30d';
+
+export const waitForEventStepSchema = z
+  .strictObject({
+    id: stepCommon.id,
+    name: stepCommon.name,
+    description: stepCommon.description,
+    if: stepCommon.if,
+    kind: z.literal('wait_for_event'),
+    event: z.string().regex(EVENT_NAME_PATTERN, EVENT_NAME_RULE).meta({
+      description: 'The name of the event to wait for (`payment.succeeded`).',
+    }),
+    match: expressionSchema.optional().meta({
+      description:
+        "JSONata over the step's context plus `event` ({id, name, data, received_at}): the first event of the name received after the step began waiting for which it holds wakes the step. Omitted: any event of the name. An equality such as `event.data.order_id = input.order_id` is looked up by index.",
+    }),
+    timeout: durationAtMost(MAX_WAIT_TIMEOUT_MS, '365d').optional().meta({
+      description: 'How long to wait: at most 365d (default 30d).',
+    }),
+    on_timeout: z.enum(['fail', 'continue']).optional().meta({
+      description:
+        'fail (default): the execution fails with event_timed_out; continue: the step succeeds with output null.',
+    }),
+  })
+  .meta({ id: 'WaitForEventStep' });
+
 /** Steps one definition holds at most, nested ones included, whatever its workspace's steps_per_definition. */
 export const MAX_DEFINITION_STEPS = 500;
 /** Containers nest up to this many levels: top-level steps are level 1 (docs/definitions.md#composition). */
@@ -383,7 +410,7 @@ export const workflowStepSchema = z
   .meta({ id: 'WorkflowStep' });
 
 const STEP_KINDS =
-  '"rules", "connector", "ai", "approval", "sleep", "parallel", "map", "switch", "loop", "workflow"';
+  '"rules", "connector", "ai", "approval", "sleep", "wait_for_event", "parallel", "map", "switch", "loop", "workflow"';
 
 export const stepSchema = z.discriminatedUnion(
   'kind',
@@ -393,6 +420,7 @@ export const stepSchema = z.discriminatedUnion(
     aiStepSchema,
     approvalStepSchema,
     sleepStepSchema,
+    waitForEventStepSchema,
     parallelStepSchema,
     mapStepSchema,
     switchStepSchema,
@@ -540,8 +568,9 @@ export type ConnectorStep = z.infer<typeof connectorStepSchema>;
 export type AiStep = z.infer<typeof aiStepSchema>;
 export type ApprovalStep = z.infer<typeof approvalStepSchema>;
 export type SleepStep = z.infer<typeof sleepStepSchema>;
+export type WaitForEventStep = z.infer<typeof waitForEventStepSchema>;
 /** Steps the `run_steps` local activity runs (or, for an approval or a sleep, begins). */
-export type LeafStep = RulesStep | ConnectorStep | AiStep | ApprovalStep | SleepStep;
+export type LeafStep = RulesStep | ConnectorStep | AiStep | ApprovalStep | SleepStep | WaitForEventStep;
 
 /*
  * The container kinds' types are written out: their schemas refer to the step list through getters, and

@@ -104,8 +104,14 @@ export const executionSummarySchema = z
 
 const waitingForSchema = z
   .object({
-    type: z.enum(['timer']).meta({ description: '`timer`: a sleep step, sleeping until `until`.' }),
-    until: timestamp.meta({ description: 'When the wait ends (RFC 3339, UTC).' }),
+    type: z.enum(['timer', 'event']).meta({
+      description:
+        '`timer`: a sleep step, sleeping until `until`; `event`: a wait_for_event step, waiting for an event named `event` until `until` (its timeout).',
+    }),
+    event: z.string().optional().meta({ description: 'type `event`: the name of the event it waits for.' }),
+    until: timestamp.meta({
+      description: 'When the wait ends (RFC 3339, UTC): the wake time, or the timeout.',
+    }),
   })
   .meta({
     id: 'WaitingFor',
@@ -123,6 +129,7 @@ export const stepViewSchema = z
       'ai',
       'approval',
       'sleep',
+      'wait_for_event',
       'parallel',
       'map',
       'switch',

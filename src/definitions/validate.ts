@@ -331,6 +331,8 @@ function expressionsOf(step: Step): [string, string][] {
   if (step.if !== undefined) out.push(['/if', step.if]);
   if (step.kind === 'rules') step.rules.forEach((rule, i) => out.push([`/rules/${i}/when`, rule.when]));
   if (step.kind === 'switch') step.cases.forEach((c, i) => out.push([`/cases/${i}/when`, c.when]));
+  // `match` sees the step's context plus `event`, which is no step: checked like any other expression.
+  if (step.kind === 'wait_for_event' && step.match !== undefined) out.push(['/match', step.match]);
   return out;
 }
 
@@ -340,6 +342,8 @@ export function stepConfiguration(step: Step): Record<string, unknown> {
   if (step.kind === 'workflow') return { input: step.input };
   if (!isLeafStep(step)) return {};
   if (step.kind === 'sleep') return { until: step.until };
+  // A wait's `match` is an expression (checked as one), its other fields plain values.
+  if (step.kind === 'wait_for_event') return {};
   const {
     id: _id,
     name: _name,

@@ -14,15 +14,16 @@ import type { Logger } from '../../platform/logger';
 import { claimEvents, deferEvent, markDispatched, type ClaimedEvent } from '../../platform/store/events';
 import type { Services } from '../services';
 import { startEventTriggers } from './triggers';
+import { wakeEventWaiters } from './wake';
 
 export type EventAction = (services: Services, event: ClaimedEvent) => Promise<void>;
 
 /**
  * What dispatching an event does, in order; each action must be idempotent. Waking the executions that
- * wait for the event (wait_for_event) comes after the triggers, recording each execution it woke in
- * `event_wakes` (which the event's read lists as `woke`).
+ * wait for the event (wait_for_event, wake.ts) comes after the triggers, recording each execution it woke
+ * in `event_wakes` (which the event's read lists as `woke`).
  */
-export const EVENT_ACTIONS: readonly EventAction[] = [startEventTriggers];
+export const EVENT_ACTIONS: readonly EventAction[] = [startEventTriggers, wakeEventWaiters];
 
 export interface DispatcherOptions {
   /** How often the safety-net sweep looks for undispatched events. */

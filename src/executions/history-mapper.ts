@@ -8,6 +8,7 @@
  *    its attempts, result or failure complete the step's record (pending ones from describe);
  *  - an approval step's decision comes from the `decide` Update's events;
  *  - a sleep step's end from its timer's events (sleep-timers.ts);
+ *  - a wait_for_event step's end from the `end_event_wait` marker: the step's final record;
  *  - a rules step's input (the data it read) is derived from the context, as the worker saw it;
  *  - whether the run is stuck on a failing workflow task (src/executions/stalled.ts).
  * While a batch runs, its first step shows as running (its record lands when the batch ends).
@@ -67,6 +68,8 @@ const EventType = temporal.api.enums.v1.EventType;
 const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 const STEP_BATCH_ACTIVITY = 'run_steps';
 const CONTROL_ACTIVITY = 'evaluate_control';
+/** The local activity that ends a wait_for_event's wait: its result is the step's final record. */
+const END_EVENT_WAIT_ACTIVITY = 'end_event_wait';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -280,6 +283,9 @@ function collectSources(
             if (record.path) markStarted(startedRuns, record.path);
             if (record.status === 'waiting' && !record.waiting_for) decisions.waiting(key, record);
           }
+        } else if (marker?.type === END_EVENT_WAIT_ACTIVITY) {
+          const record = marker.result as StepRecord | undefined;
+          if (record) records.set(stepKey(record.path ?? [], record.id), record);
         } else if (marker?.type === CONTROL_ACTIVITY) {
           addControl(controls, startedRuns, marker.result as ControlResult | undefined);
         }
@@ -564,7 +570,11 @@ function localActivityResult(event: HistoryEvent): { type: string; result: unkno
   } catch {
     return undefined;
   }
-  if (marker.activity_type !== STEP_BATCH_ACTIVITY && marker.activity_type !== CONTROL_ACTIVITY)
+  if (
+    marker.activity_type !== STEP_BATCH_ACTIVITY &&
+    marker.activity_type !== CONTROL_ACTIVITY &&
+    marker.activity_type !== END_EVENT_WAIT_ACTIVITY
+  )
     return undefined;
   return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };
 }

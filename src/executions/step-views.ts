@@ -117,8 +117,10 @@ export function stepView(
   };
   const failedHere = failureAt(close, key);
   if (record.status === 'skipped') view.input = null;
-  if (record.status === 'waiting' && record.waiting_for)
+  if (record.status === 'waiting' && record.waiting_for?.type === 'timer')
     sleepOutcome(view, record.waiting_for, sources.timers.get(key), close);
+  else if (record.status === 'waiting' && record.waiting_for?.type === 'event')
+    eventWaitOutcome(view, record.waiting_for, close);
   else if (record.status === 'waiting') approvalOutcome(view, sources.decisions.get(key), failedHere, close);
   else if (record.status === 'running')
     retryOutcome(view, record, sources.retries.get(key), failedHere, close);
@@ -158,7 +160,7 @@ function approvalOutcome(
  */
 function sleepOutcome(
   view: StepView,
-  waitingFor: WaitingFor,
+  waitingFor: Extract<WaitingFor, { type: 'timer' }>,
   timer: SleepTimer | undefined,
   close: Close | undefined,
 ): void {
@@ -168,6 +170,19 @@ function sleepOutcome(
   } else if (close || timer?.canceledAt) {
     view.status = 'canceled';
     view.finished_at = (timer?.canceledAt ?? close!.at).toISOString();
+  } else {
+    view.waiting_for = waitingFor;
+  }
+}
+
+/**
+ * A wait_for_event: waiting (with what for) since its record until its `end_event_wait` record replaces
+ * this one; canceled when the run closed first (a cancel, or a termination).
+ */
+function eventWaitOutcome(view: StepView, waitingFor: WaitingFor, close: Close | undefined): void {
+  if (close) {
+    view.status = 'canceled';
+    view.finished_at = close.at.toISOString();
   } else {
     view.waiting_for = waitingFor;
   }

@@ -3,6 +3,7 @@
  * while, deleted once that while is over, so tables stay bounded however long the service runs.
  */
 import type { Database } from '../../platform/store/db';
+import { purgeEndedWaiters } from '../../platform/store/event-waiters';
 import { purgeExpiredEvents } from '../../platform/store/events';
 import { purgeExecutionRetries } from '../../platform/store/execution-retries';
 import { purgeExpiredIdempotencyKeys } from '../../platform/store/idempotency';
@@ -17,6 +18,8 @@ export interface PurgeResult {
   retries: number;
   /** Events past EVENT_RETENTION_DAYS, with what was recorded of them (docs/events.md#retention). */
   events: number;
+  /** wait_for_event waits ended an hour ago, or a day past their timeout (their run was canceled or is gone). */
+  event_waiters: number;
 }
 
 export function createHousekeepingActivities(deps: {
@@ -31,6 +34,7 @@ export function createHousekeepingActivities(deps: {
       deliveries: await purgeDeliveryLog(deps.db, deps.deliveryLogRetentionDays),
       retries: await purgeExecutionRetries(deps.db, deps.executionRetentionDays),
       events: await purgeExpiredEvents(deps.db, deps.eventRetentionDays),
+      event_waiters: await purgeEndedWaiters(deps.db),
     };
   }
   return { purge_expired };

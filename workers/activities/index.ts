@@ -22,6 +22,7 @@ import { limitOutput } from './output-limit';
 import { createSecretResolver } from './secrets';
 import { WorkspaceStepSlots } from './step-slots';
 import { createStepRunner } from './steps';
+import { createEventWaits } from './event-waits';
 
 export interface ActivityDeps {
   db: Database;
@@ -74,6 +75,7 @@ export function createActivities(deps: ActivityDeps) {
     resolveSecrets,
   });
   const schemas = new SchemaValidator(deps.compute);
+  const eventWaits = createEventWaits({ db: deps.db });
   const ai = createAiActivity({
     provider: deps.ai,
     resolveSecrets,
@@ -90,10 +92,13 @@ export function createActivities(deps: ActivityDeps) {
       onBatchBegin: deps.onStepsBegin,
       encryptsPayloads: deps.encryptsPayloads,
       subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
+      eventWaits,
       ...(deps.localCallSlotsPerWorkspace !== undefined && {
         slots: new WorkspaceStepSlots(deps.localCallSlotsPerWorkspace),
       }),
     }),
+    // Ends a wait_for_event's wait, woken or not (event-waits.ts).
+    end_event_wait: eventWaits.end_event_wait,
     // What steers containers and the execution's output (control.ts).
     evaluate_control: createControlEvaluator({ compute: deps.compute }),
     // What a workflow step checks before it starts its child execution (sub-workflow.ts).

@@ -23,6 +23,7 @@ import type {
   LeafStep,
   RulesStep,
   SleepStep,
+  WaitForEventStep,
 } from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
@@ -59,6 +60,7 @@ import { attemptTimeoutOf, durationMs, retryOf } from '../../core/step-defaults'
 import { metrics } from '../../platform/observability/metrics';
 import type { WorkspaceStepSlots } from './step-slots';
 import { wakeTime } from './sleep';
+import type { createEventWaits } from './event-waits';
 
 export interface StepRunnerDeps {
   /** Threads for the evaluations that match regular expressions (evaluation.ts). */
@@ -75,6 +77,8 @@ export interface StepRunnerDeps {
    * step is deferred to a regular activity. None: no cap.
    */
   slots?: WorkspaceStepSlots;
+  /** Files wait_for_event steps among their event's waiters (event-waits.ts). */
+  eventWaits: Pick<ReturnType<typeof createEventWaits>, 'beginEventWait'>;
 }
 
 /**
@@ -180,6 +184,8 @@ async function runStep(
         return await requestApproval(step, context, evaluation, started);
       case 'sleep':
         return await beginSleep(step, context, evaluation, started);
+      case 'wait_for_event':
+        return await beginEventWait(step, context, batch, evaluation, deps, started);
     }
   } catch (error) {
     if (error instanceof ExpressionError) {
@@ -410,6 +416,50 @@ async function beginSleep(
   return {
     record: { ...unfinishedRecord(step, 'waiting', started, input), waiting_for: { type: 'timer', until } },
     next: { kind: 'sleep', until, delay_ms: wake.at - Date.now() },
+  };
+}
+
+/**
+ * A wait_for_event starts: filed among its event's waiters (event-waits.ts), it waits in the workflow
+ * (`next: event`) until an event wakes it or its timeout passes; an event that came while it was being
+ * filed wakes it at once.
+ */
+async function beginEventWait(
+  step: WaitForEventStep,
+  context: ExpressionContext,
+  batch: StepBatch,
+  evaluation: StepEvaluation,
+  deps: StepRunnerDeps,
+  started: Date,
+): Promise<StepOutcome> {
+  const wait = await deps.eventWaits.beginEventWait(
+    step,
+    context,
+    { workspaceId: batch.workspace_id, executionId: batch.execution.id, path: batch.path ?? [] },
+    (expression, over) => evaluate(evaluation, expression, over),
+    started,
+  );
+  const { input } = wait;
+  if (!wait.waiting) {
+    return {
+      record: {
+        ...timing(started),
+        id: step.id,
+        status: 'success',
+        attempts: 1,
+        input,
+        output: wait.event,
+        error: null,
+      },
+    };
+  }
+  const until = wait.until.toISOString();
+  return {
+    record: {
+      ...unfinishedRecord(step, 'waiting', started, input),
+      waiting_for: { type: 'event', event: step.event, until },
+    },
+    next: { kind: 'event', until, delay_ms: wait.until.getTime() - Date.now(), on_timeout: input.on_timeout },
   };
 }
 

@@ -45,6 +45,7 @@ import {
 } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
+import { listenForEventWakes } from './event-wait';
 import { createRunner, remember, runList } from './interpreter';
 import { ExecutionStop, frameContext, runKeyOf, StepFailure, topFrame, type Frame, type Run } from './frame';
 
@@ -82,11 +83,13 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     },
     waiting: new Map(),
     sleeping: 0,
+    eventWakes: new Map(),
     depth: input.parent?.depth ?? 0,
     taskBytes: { task: 0, bytes: 0 },
     emit: (event, status) => emit(run, event, status),
     ...(input.resume?.kept && { kept: input.resume.kept }),
   };
+  listenForEventWakes(run);
   const frame = topFrame();
   for (const record of input.resume?.records ?? []) remember(frame, record);
   setHandler(

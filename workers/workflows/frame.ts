@@ -22,8 +22,10 @@ export interface Run {
   context: Pick<ExpressionContext, 'input' | 'execution'>;
   /** Approval steps waiting for a decision, by waitKey(); the decision once it came. */
   waiting: Map<string, ApprovalDecision | undefined>;
-  /** Sleep steps sleeping now (workers/workflows/sleep.ts). */
+  /** Sleep and wait_for_event steps waiting now (sleep.ts, event-wait.ts). */
   sleeping: number;
+  /** Events that woke a wait_for_event, by the step's key (EVENT_WOKE_SIGNAL): the event's id. */
+  eventWakes: Map<string, string>;
   /** The workspace's subscribed event kinds as the last batch reported them, and in which workflow task. */
   subscribed?: { kinds: EventKind[]; task: number };
   /** Bytes of local activity results in the current workflow task (see TASK_RESULT_BYTES). */

@@ -1,6 +1,6 @@
 /**
  * The interpreter of step lists: runs the steps of one frame (the definition's own list, or one run of a
- * container) in order. Consecutive leaf steps (rules, connector, ai, approval, sleep) go to the `run_steps` local
+ * container) in order. Consecutive leaf steps (rules, connector, ai, approval, sleep, wait_for_event) go to the `run_steps` local
  * activity in batches (batches.ts), as before containers existed, so a flat definition costs what it did:
  * one workflow task and a marker per batch. A container is run by its module (containers/), which calls
  * back into runList for its step lists; a container's own expressions (its `if`, a map's items, a switch's
@@ -55,6 +55,7 @@ import { runSwitch } from './containers/switch';
 import { runLoop } from './containers/loop';
 import { runSubWorkflow } from './containers/sub-workflow';
 import { sleepUntil } from './sleep';
+import { waitForEvent } from './event-wait';
 import { waitBegan, waitEnded } from './waiting';
 
 /**
@@ -115,7 +116,7 @@ export async function runList(runner: Runner, frame: Frame, steps: Step[], from 
     }
     index += result.records.length;
     const last = batch[result.records.length - 1]!;
-    const output = await follow(run, frame, last, result.next);
+    const output = await follow(run, frame, last, result.next, result.records.at(-1));
     if (output !== undefined) Object.assign(outcome, { ran: true, output: output.value });
   }
   return outcome;
@@ -209,6 +210,7 @@ async function follow(
   frame: Frame,
   step: LeafStep,
   next: BatchNext,
+  record: StepRecord | undefined,
 ): Promise<{ value: unknown } | undefined> {
   switch (next.kind) {
     case 'continue':
@@ -226,6 +228,8 @@ async function follow(
       return { value: await waitForDecision(run, frame, step, next.timeout) };
     case 'sleep':
       return { value: await sleepUntil(run, frame, step, next) };
+    case 'event':
+      return { value: await waitForEvent(run, frame, step, next, record!) };
   }
 }
 

@@ -13,6 +13,7 @@
 import { proxyLocalActivities, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunPath } from '../../core/execution-types';
+import { listenForEventWakes } from './event-wait';
 import { createRunner } from './interpreter';
 import { ExecutionStop, Halt, StepFailure, type Frame, type Run } from './frame';
 import { type MapChunkInput, type MapChunkResult } from '../../core/execution-types';
@@ -30,11 +31,13 @@ export async function map_chunk(input: MapChunkInput): Promise<MapChunkResult> {
     context: input.context,
     waiting: new Map(),
     sleeping: 0,
+    eventWakes: new Map(),
     depth: input.depth,
     taskBytes: { task: 0, bytes: 0 },
     // Execution events belong to the execution, not to its chunks.
     emit: async () => {},
   };
+  listenForEventWakes(run);
   const runner = createRunner(run);
   const result: MapChunkResult = { outputs: [], failures: [], ran: 0 };
   const previous = input.previous_run_id

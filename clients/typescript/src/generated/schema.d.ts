@@ -1046,6 +1046,31 @@ export interface components {
       /** @description An RFC 3339 time ("2026-12-01T09:00:00Z"), usually a template giving one ("{{ input.send_at }}"). A time in the past continues at once; one more than 365 days ahead, or a value that is not a time, fails the step (sleep_too_long, invalid_time). */
       until?: string;
     } & (unknown | unknown);
+    WaitForEventStep: {
+      /** @description Unique in the definition; "trigger" is reserved. */
+      id: string;
+      /** @description Shown in the API and in Temporal UI; defaults to the id. */
+      name?: string;
+      description?: string;
+      /** @description JSONata; the step runs only when it is truthy, otherwise it is skipped. Checked on save: invalid JSONata syntax is 400 invalid_definition. */
+      if?: string;
+      /**
+       * @description discriminator enum property added by openapi-typescript
+       * @enum {string}
+       */
+      kind: 'wait_for_event';
+      /** @description The name of the event to wait for (`payment.succeeded`). */
+      event: string;
+      /** @description JSONata over the step's context plus `event` ({id, name, data, received_at}): the first event of the name received after the step began waiting for which it holds wakes the step. Omitted: any event of the name. An equality such as `event.data.order_id = input.order_id` is looked up by index. */
+      match?: string;
+      /** @description How long to wait: at most 365d (default 30d). */
+      timeout?: string;
+      /**
+       * @description fail (default): the execution fails with event_timed_out; continue: the step succeeds with output null.
+       * @enum {string}
+       */
+      on_timeout?: 'fail' | 'continue';
+    };
     ParallelStep: {
       /** @description Unique in the definition; "trigger" is reserved. */
       id: string;
@@ -1362,6 +1387,7 @@ export interface components {
       | components['schemas']['AiStep']
       | components['schemas']['ApprovalStep']
       | components['schemas']['SleepStep']
+      | components['schemas']['WaitForEventStep']
       | components['schemas']['ParallelStep']
       | components['schemas']['MapStep']
       | components['schemas']['SwitchStep']
@@ -1683,6 +1709,7 @@ export interface components {
         | 'ai'
         | 'approval'
         | 'sleep'
+        | 'wait_for_event'
         | 'parallel'
         | 'map'
         | 'switch'
@@ -1720,13 +1747,15 @@ export interface components {
     /** @description What a waiting step other than an approval waits for; present only while it waits. */
     WaitingFor: {
       /**
-       * @description `timer`: a sleep step, sleeping until `until`.
+       * @description `timer`: a sleep step, sleeping until `until`; `event`: a wait_for_event step, waiting for an event named `event` until `until` (its timeout).
        * @enum {string}
        */
-      type: 'timer';
+      type: 'timer' | 'event';
+      /** @description type `event`: the name of the event it waits for. */
+      event?: string;
       /**
        * Format: date-time
-       * @description When the wait ends (RFC 3339, UTC).
+       * @description When the wait ends (RFC 3339, UTC): the wake time, or the timeout.
        */
       until: string;
     };
@@ -1940,6 +1969,7 @@ export interface components {
       | components['schemas']['AiStep']
       | components['schemas']['ApprovalStep']
       | components['schemas']['SleepStep']
+      | components['schemas']['WaitForEventStep']
       | components['schemas']['ParallelStepOutput']
       | components['schemas']['MapStepOutput']
       | components['schemas']['SwitchStepOutput']

@@ -1,0 +1,129 @@
+/**
+ * Waking waiting executions (docs/events.md#waiting-for-an-event), an event action of the dispatcher: for one
+ * stored event, the wait_for_event steps of its workspace waiting for its name, since before it arrived,
+ * whose `match` holds over their context plus the event. Each such wait is claimed for the event (one event
+ * per wait, recorded in event_wakes for the event's `woke`), then its run is signalled; the run ends the wait
+ * and takes the event (workers/workflows/event-wait.ts).
+ *
+ * The cost of an event grows with the waiters of its name, not with all waiters: its name's key paths are
+ * found by a loose index scan, and under each path only the waiters filed under the event's value there are
+ * read (platform/store/event-waiters.ts). Waiters whose match has no such equality are tried one by one.
+ *
+ * Dispatch is at least once: after a crash the event is dispatched again, finds the waits it claimed (they
+ * have not ended) and signals them again; a run keeps only the first wake of a step.
+ */
+import { setImmediate } from 'node:timers/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import {
+  EVENT_WOKE_SIGNAL,
+  type EventWokeSignal,
+  type ExpressionContext,
+  type WokenByEvent,
+} from '../../core/execution-types';
+import { ExpressionError } from '../../core/expressions/errors';
+import { isTruthy } from '../../core/expressions/evaluate';
+import { EvaluationBudget } from '../../core/expressions/limits';
+import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import {
+  claimWaiter,
+  dropWaiter,
+  waiterKeyPaths,
+  waitersFor,
+  WAITERS_PAGE,
+  type Waiter,
+} from '../../platform/store/event-waiters';
+import type { ClaimedEvent } from '../../platform/store/events';
+import type { Services } from '../services';
+
+/** Runs signalled at once while one event wakes many. */
+const SIGNALS_AT_ONCE = 16;
+
+/** Wakes the waits the event matches. Throws what may pass (Temporal or the database away): dispatched again. */
+export async function wakeEventWaiters(services: Services, event: ClaimedEvent): Promise<void> {
+  const paths = await waiterKeyPaths(services.db, event.workspace_id, event.name);
+  if (paths.length === 0) return;
+  const view: WokenByEvent = {
+    id: event.id,
+    name: event.name,
+    data: event.data,
+    received_at: new Date(event.received_at).toISOString(),
+  };
+  const evaluate = workspaceEvaluator(services.compute, event.workspace_id);
+  const logger = services.logger.child({ component: 'events', eventId: event.id });
+  for (const path of paths) {
+    const value = path === '' ? undefined : keyValueAt(view, path);
+    // Nothing at the path (or a value no key holds, such as an array, which may still match another way).
+    if (value === null) continue;
+    let after: Waiter | undefined;
+    for (;;) {
+      const waiters = await waitersFor(services.db, event, path, value, after);
+      const woken: Waiter[] = [];
+      for (const waiter of waiters) {
+        if (await matchHolds(waiter, view, evaluate, logger)) {
+          if (await claimWaiter(services.db, waiter, event.id)) woken.push(waiter);
+        }
+      }
+      for (let i = 0; i < woken.length; i += SIGNALS_AT_ONCE)
+        await Promise.all(
+          woken.slice(i, i + SIGNALS_AT_ONCE).map((waiter) => signal(services, waiter, event.id)),
+        );
+      if (waiters.length < WAITERS_PAGE) break;
+      after = waiters.at(-1);
+    }
+  }
+}
+
+/**
+ * The index value of the event at a key path (core/expressions/match-key.ts: "`data`.`order_id`"): the JSON
+ * of a string, number, boolean or null there; undefined when something else is there (an object, an array:
+ * read every waiter of the path); null when nothing is there (no waiter of the path can match: `=` with a
+ * missing value never holds).
+ */
+export function keyValueAt(event: WokenByEvent, keyPath: string): string | undefined | null {
+  let value: unknown = event;
+  for (const name of keyPath.split('.').map((part) => part.slice(1, -1))) {
+    if (Array.isArray(value)) return undefined;
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, name)) return null;
+    value = (value as Record<string, unknown>)[name];
+  }
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return JSON.stringify(value);
+  return undefined;
+}
+
+/**
+ * The waiter's `match` over its context plus the event, evaluated as a step's expressions are. A match
+ * that fails (an expression error) does not hold: the wait goes on until an event matches or it times out.
+ */
+async function matchHolds(
+  waiter: Waiter,
+  event: WokenByEvent,
+  evaluate: ReturnType<typeof workspaceEvaluator>,
+  logger: Services['logger'],
+): Promise<boolean> {
+  if (waiter.match === null) return true;
+  const context = { ...waiter.context, event } as unknown as ExpressionContext;
+  const budget = new EvaluationBudget({ every: 2000, pause: () => setImmediate() });
+  try {
+    return isTruthy(await evaluate(waiter.match, context, {}, budget));
+  } catch (error) {
+    if (!(error instanceof ExpressionError)) throw error;
+    logger.info(
+      { executionId: waiter.execution_id, step: waiter.step_id, err: error.message },
+      'A wait_for_event match failed over an event; the wait goes on',
+    );
+    return false;
+  }
+}
+
+/** Tells the waiting run; a run that is gone (canceled, terminated) leaves a waiter nothing will end. */
+async function signal(services: Services, waiter: Waiter, eventId: string): Promise<void> {
+  const wake: EventWokeSignal = { key: waiter.step_key, event_id: eventId };
+  try {
+    await services.temporal.client.workflow
+      .getHandle(waiter.workflow_id, waiter.run_id)
+      .signal(EVENT_WOKE_SIGNAL, wake);
+  } catch (error) {
+    if (!(error instanceof WorkflowNotFoundError)) throw error;
+    await dropWaiter(services.db, waiter);
+  }
+}
