@@ -86,6 +86,7 @@ const GROUPS: Group[] = [
   { name: 'composition-more', record: recordMoreComposition },
   { name: 'sleep', record: recordSleeps },
   { name: 'event-trigger', record: recordEventTrigger },
+  { name: 'wait-for-event', record: recordEventWaits },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -913,6 +914,97 @@ async function recordSleeps(stack: Stack): Promise<Recorded[]> {
       'execution-sleep-canceled',
       'the same sleeping run canceled through the API: its timer canceled, `execution.canceled`, the run ends canceled',
       sleeping,
+    ),
+  );
+  return recorded;
+}
+
+/** wait_for_event steps (docs/events.md#waiting-for-an-event): woken, timed out with each policy, in a map, canceled. */
+async function recordEventWaits(stack: Stack): Promise<Recorded[]> {
+  const name = `order.paid.replay.${Date.now()}`;
+  const wait = (extra: Record<string, unknown> = {}): StepSpec => ({
+    id: 'payment',
+    kind: 'wait_for_event',
+    event: name,
+    match: 'event.data.order_id = input.order_id',
+    timeout: '1h',
+    ...extra,
+  });
+  const after = rulesStep('after', [{ when: 'true', output: '{{ steps.payment.output }}' }]);
+  const send = (data: Record<string, unknown>) => post(stack.api, '/v1/events', 202, { name, data });
+  const recorded = await recordCases(stack, [
+    {
+      name: 'execution-event-wait-matched',
+      covers:
+        'a wait_for_event woken by the second event (the first does not match): its timer, the `event_woke` signal, `end_event_wait` with the event, a rules step after',
+      steps: [wait(), after],
+      input: { order_id: 'o-1' },
+      whileWaiting: async () => {
+        await send({ order_id: 'o-2' });
+        await send({ order_id: 'o-1', amount: 42 });
+      },
+      status: 'success',
+    },
+    {
+      name: 'execution-event-wait-timed-out',
+      covers:
+        'a wait_for_event whose `1s` timeout passes (on_timeout fail): the run fails with event_timed_out',
+      steps: [wait({ timeout: '1s' }), after],
+      input: { order_id: 'never' },
+      status: 'failed',
+    },
+    {
+      name: 'execution-event-wait-continue',
+      covers:
+        'a wait_for_event whose `1s` timeout passes with on_timeout continue: output null, the run goes on',
+      steps: [wait({ timeout: '1s', on_timeout: 'continue' }), after],
+      input: { order_id: 'never' },
+      status: 'success',
+    },
+    {
+      name: 'execution-event-wait-map',
+      covers:
+        'a map of two items, each waiting for the event of its own order; the events arrive in reverse order',
+      steps: [
+        {
+          id: 'orders',
+          kind: 'map',
+          items: 'input.orders',
+          as: 'order',
+          steps: [wait({ match: 'event.data.order_id = order' })],
+        },
+      ],
+      input: { orders: ['m-1', 'm-2'] },
+      whileWaiting: async () => {
+        // The run is waiting once its first item waits: give the second its moment to begin waiting too.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await send({ order_id: 'm-2' });
+        await send({ order_id: 'm-1' });
+      },
+      status: 'success',
+    },
+  ]);
+
+  // One waiting run, recorded while it waits (a run in flight), then canceled.
+  const workflowId = await createWorkflow(stack.api, definition([wait(), after]));
+  const waiting = await trigger(stack.api, workflowId, { order_id: 'o-3' });
+  await waitForExecution(stack.api, waiting, (e) => e.status === 'waiting');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-event-wait-waiting',
+      'in flight: a wait_for_event waiting (its timer started, the history ends there)',
+      waiting,
+    ),
+  );
+  await post(stack.api, `/v1/executions/${waiting}/cancel`, 202);
+  await expectEnd(stack, waiting, 'canceled');
+  recorded.push(
+    await captureExecution(
+      stack,
+      'execution-event-wait-canceled',
+      'the same waiting run canceled through the API: `end_event_wait` in a scope the cancel cannot interrupt, the run ends canceled',
+      waiting,
     ),
   );
   return recorded;
