@@ -1,5 +1,6 @@
 /**
- * Sleeps of days (docs/definitions.md#sleep) on Temporal's time-skipping test server: the real workflow
+ * Sleeps of days (docs/definitions.md#sleep) and a wait_for_event's 24 h timeout (docs/events.md) on
+ * Temporal's time-skipping test server: the real workflow
  * code and activities, Temporal's own timers, and a clock that jumps ahead while every run sleeps (see
  * test/support/time-skipping.ts). What a read shows (src/executions/history-mapper.ts) is read from each
  * run's history, as `GET /v1/executions/{id}` reads it.
@@ -21,7 +22,7 @@ const DAY = 86_400_000;
 const EventType = temporal.api.enums.v1.EventType;
 const { parseDefinition } = definitionChecks();
 
-describe('sleeps of days on the time-skipping test server @integration', function () {
+describe('sleeps and event waits of days on the time-skipping test server @integration', function () {
   this.timeout(180_000);
   let stack: TimeSkippingStack;
   before(async () => {
@@ -132,5 +133,54 @@ describe('sleeps of days on the time-skipping test server @integration', functio
     expect(sleeps.slice(0, 2).map((sleep) => sleep.finished_at)).to.deep.equal(
       fired.map((event) => optionalTsToDate(event.eventTime)!.toISOString()),
     );
+  });
+
+  it('a wait_for_event with a 24h timeout and no event: the run fails with event_timed_out a day later', async () => {
+    const handle = await start([
+      { id: 'payment', kind: 'wait_for_event', event: 'payment.succeeded', timeout: '24h' },
+    ]);
+    const waiting = await waitFor(
+      async () => {
+        const view = await read(handle);
+        return stepOf(view.steps, 'payment')?.waiting_for ? view : undefined;
+      },
+      { what: 'the wait to begin' },
+    );
+    expect(waiting.status).to.equal('waiting');
+    const payment = stepOf(waiting.steps, 'payment');
+    expect(payment.waiting_for).to.deep.include({ type: 'event', event: 'payment.succeeded' });
+    expect(Date.parse(payment.waiting_for!.until) - Date.parse(payment.started_at!)).to.equal(DAY);
+
+    const wallClock = Date.now();
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(failure, 'the run fails').to.not.equal(undefined);
+    expect(Date.now() - wallClock, 'ms of real time the day took').to.be.below(60_000);
+    const done = await read(handle);
+    expect(done.status).to.equal('failed');
+    expect(done.error).to.include({ step: 'payment', code: 'event_timed_out' });
+    const events = (await handle.fetchHistory()).events!;
+    const timer = events.find((event) => event.eventType === EventType.EVENT_TYPE_TIMER_STARTED)!;
+    const fired = events.find((event) => event.eventType === EventType.EVENT_TYPE_TIMER_FIRED)!;
+    const took = optionalTsToDate(fired.eventTime)!.getTime() - optionalTsToDate(timer.eventTime)!.getTime();
+    expect(took, 'ms the wait took on the server clock').to.be.within(DAY - 5000, DAY + 5000);
+  });
+
+  it('a wait_for_event with a 24h timeout and on_timeout continue: the run goes on with output null', async () => {
+    const handle = await start([
+      {
+        id: 'payment',
+        kind: 'wait_for_event',
+        event: 'payment.succeeded',
+        timeout: '24h',
+        on_timeout: 'continue',
+      },
+      { id: 'remind', kind: 'rules', rules: [{ when: 'steps.payment.output = null', output: 'unpaid' }] },
+    ]);
+    expect(await handle.result()).to.deep.equal({ status: 'success', output: 'unpaid' });
+    const payment = stepOf((await read(handle)).steps, 'payment');
+    expect(payment).to.include({ status: 'success', output: null });
   });
 });

@@ -22,6 +22,7 @@ import { CachedReads } from '../../platform/store/cached-reads';
 import { ChangeFeed } from '../../platform/store/changes';
 import { openDatabase } from '../../platform/store/db';
 import { migrate } from '../../platform/store/migrate';
+import { ensureWorkspace } from '../../platform/store/workspaces';
 import { installPipBinary } from '../../platform/temporal/cli';
 import { INDEXED_VALUE_TYPES } from '../../platform/temporal/namespace-setup';
 import { createExecutionWorker, installTemporalRuntime } from '../../workers/worker';
@@ -78,6 +79,8 @@ export async function startTimeSkippingStack(): Promise<TimeSkippingStack> {
     const db = await openDatabase({ url: undefined, dataDir });
     stops.push(() => db.close());
     await migrate(db);
+    // The workspace the executions run in, as the service's first start makes it (waits are filed under it).
+    await ensureWorkspace(db, 'default', 'Default');
     const compute = new ComputePool({ threads: 1 });
     stops.push(() => compute.close());
     const taskQueue = 'time-skipping';
