@@ -3,6 +3,8 @@
  * run, then started again: every accepted event still starts its run, once (docs/events.md#how-events-are-acted-on).
  * First with Temporal down while the events arrive, so that none can have started a run before the kill
  * (the rows are checked to be undispatched); then with everything up, killing as soon as the 202 arrives.
+ * Last, events that wake waiting runs (wait_for_event), accepted while Temporal is down, so that the
+ * dispatcher may claim a wait and fail to signal its run before the kill: every run is woken by its event.
  */
 import { expect } from 'chai';
 import { rulesStep, uniqueId } from '../support/fixtures';
@@ -110,6 +112,73 @@ describe('fault: API killed right after accepting events @integration @faults', 
     await scenario.deployment.startApi();
     const [run] = await startedRuns([plainId]);
     await waitAllFinal(client(), [run!], 120_000);
+  });
+
+  it('wakes the runs waiting for events accepted while Temporal was down, through an API kill', async () => {
+    const waitFlow = uniqueId('awaits-payment');
+    await client()
+      .post('/v1/workflows', {
+        id: waitFlow,
+        steps: [
+          {
+            id: 'payment',
+            kind: 'wait_for_event',
+            event: 'order.paid',
+            match: 'event.data.order_id = input.order_id',
+            timeout: '1h',
+          },
+        ],
+      })
+      .expect(201);
+    const orders = ['o-1', 'o-2', 'o-3'];
+    const runs: string[] = [];
+    for (const order_id of orders) {
+      const res = await client().post(`/v1/workflows/${waitFlow}/trigger`, { order_id }).expect(202);
+      runs.push(res.body.execution_id as string);
+    }
+    await waitFor(
+      async () => {
+        for (const id of runs) {
+          const res = await client().get(`/v1/executions/${id}`).timeout(10_000);
+          if (res.body.status !== 'waiting') return false;
+        }
+        return true;
+      },
+      { timeoutMs: 60_000, what: 'every run waiting for its payment' },
+    );
+    await scenario.deployment.killTemporal();
+    const events = orders.map((order_id) => ({
+      name: 'order.paid',
+      id: `paid-${order_id}`,
+      data: { order_id },
+    }));
+    const res = await client().post('/v1/events', events).timeout(20_000);
+    expect(res.status, JSON.stringify(res.body)).to.equal(202);
+    // The dispatcher's first try claims the waits, then cannot signal their runs with Temporal away.
+    await waitFor(
+      () =>
+        scenario.deployment.withDatabase(async (db) => {
+          const rows = await db.query<{ n: number }>(
+            'select count(*)::int as n from event_waiters where execution_id = any($1) and woken_by is not null',
+            [runs],
+          );
+          return rows[0]!.n > 0;
+        }),
+      { timeoutMs: 30_000, what: 'a wait claimed while Temporal is down' },
+    );
+    await scenario.deployment.api.kill('SIGKILL');
+    await scenario.deployment.startTemporal();
+    await scenario.deployment.startApi();
+
+    const statuses = await waitAllFinal(client(), runs, 120_000);
+    expect([...statuses.values()]).to.deep.equal(runs.map(() => 'success'));
+    for (const [i, id] of runs.entries()) {
+      const execution = (await client().get(`/v1/executions/${id}`).expect(200)).body;
+      const payment = execution.steps.find((step: { id: string }) => step.id === 'payment');
+      expect(payment.output.id, `the event that woke ${id}`).to.equal(`paid-${orders[i]}`);
+      const event = (await client().get(`/v1/events/paid-${orders[i]}`).expect(200)).body;
+      expect(event.woke, `the runs event paid-${orders[i]} woke`).to.deep.equal([id]);
+    }
   });
 
   it('started exactly one execution per event', async () => {
