@@ -8,7 +8,8 @@
 -- `key_path` and `key_value` index the common match `event.data.order_id = input.order_id`: the event's
 -- side as a path into the event, the other side's value (JSON) when the wait began (core/expressions/
 -- match-key.ts). '' and null: the match has no such equality, and the waiter is tried on every event of
--- its name. `context` is what `match` reads of the step's context.
+-- its name. `context` is what `match` reads of the step's context (input, outputs of earlier steps), sealed
+-- with SECRETS_KEY as secrets are (platform/store/event-waiters.ts): step data stays unreadable at rest.
 create table event_waiters (
   workflow_id text not null,
   run_id text not null,
@@ -22,7 +23,7 @@ create table event_waiters (
   key_path text not null,
   key_value text,
   match text,
-  context jsonb not null,
+  context text not null,
   began_at timestamptz not null default now(),
   until timestamptz not null,
   woken_by text,

@@ -3,6 +3,7 @@
  * wait begins, found by an event's name and key, claimed by the one event that wakes each, ended by the
  * run as it stops waiting, purged by the housekeeping job.
  */
+import type { SecretCipher } from '../secrets/cipher';
 import type { Database, Queryable } from './db';
 import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
 
@@ -24,7 +25,8 @@ export interface NewWaiter extends WaiterId {
   /** The other side's value when the wait began, as JSON; null: no event can equal it. */
   key_value: string | null;
   match: string | null;
-  context: Record<string, unknown>;
+  /** What `match` reads of the step's context, sealed (sealContext). */
+  context: string;
   until: Date;
 }
 
@@ -35,7 +37,8 @@ export interface Waiter extends WaiterId {
   step_id: string;
   run: string;
   match: string | null;
-  context: Record<string, unknown>;
+  /** Sealed: openContext. */
+  context: string;
   /** Set when this event claimed it before (a dispatch that did not finish): signal it again. */
   woken_by: string | null;
 }
@@ -51,6 +54,19 @@ export interface WakingEvent {
 /** Waiters the dispatcher reads at once. */
 export const WAITERS_PAGE = 500;
 
+/** A waiter's context at rest: sealed (as secrets are), bound to its wait, so a copied value will not open. */
+export function sealContext(cipher: SecretCipher, id: WaiterId, context: Record<string, unknown>): string {
+  return cipher.seal(JSON.stringify(context), contextBinding(id));
+}
+
+export function openContext(cipher: SecretCipher, id: WaiterId, sealed: string): Record<string, unknown> {
+  return JSON.parse(cipher.open(sealed, contextBinding(id))) as Record<string, unknown>;
+}
+
+function contextBinding(id: WaiterId): string {
+  return `event_waiter:${id.workflow_id}:${id.run_id}:${id.step_key}`;
+}
+
 /**
  * Files a wait, once: `run_steps` may run again for the same step (a worker died before its result was
  * recorded), and then finds the row it filed. Returns when the wait began (the database's clock, as the
@@ -64,7 +80,7 @@ export async function fileWaiter(
     `with filed as (
        insert into event_waiters (workflow_id, run_id, step_key, workspace_id, execution_id, step_id, run,
                                   event_name, key_path, key_value, match, context, until)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        on conflict do nothing
        returning began_at, woken_by)
      select began_at, woken_by from filed
@@ -83,7 +99,7 @@ export async function fileWaiter(
       waiter.key_path,
       waiter.key_value,
       waiter.match,
-      JSON.stringify(waiter.context),
+      waiter.context,
       waiter.until,
     ],
   );

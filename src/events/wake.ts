@@ -27,6 +27,7 @@ import { workspaceEvaluator } from '../../platform/compute/evaluation';
 import {
   claimWaiter,
   dropWaiter,
+  openContext,
   waiterKeyPaths,
   waitersFor,
   WAITERS_PAGE,
@@ -59,7 +60,7 @@ export async function wakeEventWaiters(services: Services, event: ClaimedEvent):
       const waiters = await waitersFor(services.db, event, path, value, after);
       const woken: Waiter[] = [];
       for (const waiter of waiters) {
-        if (await matchHolds(waiter, view, evaluate, logger)) {
+        if (await matchHolds(services, waiter, view, evaluate, logger)) {
           if (await claimWaiter(services.db, waiter, event.id)) woken.push(waiter);
         }
       }
@@ -95,13 +96,17 @@ export function keyValueAt(event: WokenByEvent, keyPath: string): string | undef
  * that fails (an expression error) does not hold: the wait goes on until an event matches or it times out.
  */
 async function matchHolds(
+  services: Services,
   waiter: Waiter,
   event: WokenByEvent,
   evaluate: ReturnType<typeof workspaceEvaluator>,
   logger: Services['logger'],
 ): Promise<boolean> {
   if (waiter.match === null) return true;
-  const context = { ...waiter.context, event } as unknown as ExpressionContext;
+  const context = {
+    ...openContext(services.cipher, waiter, waiter.context),
+    event,
+  } as unknown as ExpressionContext;
   const budget = new EvaluationBudget({ every: 2000, pause: () => setImmediate() });
   try {
     return isTruthy(await evaluate(waiter.match, context, {}, budget));

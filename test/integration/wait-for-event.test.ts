@@ -94,6 +94,28 @@ describe('wait_for_event steps @integration', function () {
     await service.api().post(`/v1/executions/${id}/cancel`).expect(202);
   });
 
+  it('keeps what its match reads of the run sealed at rest, not in clear', async () => {
+    const name = eventName();
+    const secretish = `card-${uniqueId()}`;
+    const id = await run(
+      [paymentWait(name, { match: 'event.data.order_id = input.order_id and input.card != ""' })],
+      {
+        order_id: 'o-sealed',
+        card: secretish,
+      },
+    );
+    await waitForExecution(service.api(), id, waitingOn('payment'));
+    const [row] = await service.runtime.services.db.query<{ context: string }>(
+      'select context from event_waiters where execution_id = $1',
+      [id],
+    );
+    expect(row, 'the filed wait').to.not.equal(undefined);
+    expect(row!.context).to.not.include(secretish);
+    expect(row!.context).to.not.include('o-sealed');
+    await send(name, { order_id: 'o-sealed' });
+    expect((await waitForExecution(service.api(), id)).status).to.equal('success');
+  });
+
   it('is not woken by an event its match refuses, nor by another name', async () => {
     const name = eventName();
     const id = await run([paymentWait(name)], { order_id: 'o-3' });

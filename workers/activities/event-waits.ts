@@ -14,6 +14,7 @@ import type { WaitForEventStep } from '../../core/definitions/schema';
 import { DEFAULT_EVENT_WAIT_TIMEOUT } from '../../core/definitions/schema';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { matchKeyOf } from '../../core/expressions/match-key';
+import { findReferences } from '../../core/expressions/references';
 import {
   STEP_ERROR_CODES,
   type EndEventWaitRequest,
@@ -24,12 +25,14 @@ import {
   type WokenByEvent,
 } from '../../core/execution-types';
 import { durationMs } from '../../core/step-defaults';
+import type { SecretCipher } from '../../platform/secrets/cipher';
 import type { Database } from '../../platform/store/db';
 import {
   claimWaiter,
   endWaiter,
   eventsSince,
   fileWaiter,
+  sealContext,
   type WaiterId,
   type WakingEvent,
 } from '../../platform/store/event-waiters';
@@ -47,6 +50,8 @@ export type BegunWait =
 
 export interface EventWaitDeps {
   db: Database;
+  /** Seals what a wait keeps of its step's context (platform/store/event-waiters.ts). */
+  cipher: SecretCipher;
 }
 
 /** The event as a woken step's output and `match` show it. */
@@ -63,6 +68,28 @@ export function eventView(event: WakingEvent): WokenByEvent {
 export function keyValueOf(value: unknown): string | undefined {
   if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return JSON.stringify(value);
   return undefined;
+}
+
+/** `$` or `$$` alone (the whole context), as opposed to a function (`$count`) or a variable (`$x`). */
+const WHOLE_CONTEXT = /\$(?![A-Za-z0-9_])/;
+
+/**
+ * What a wait keeps of its step's context for its `match`: the names the match reads (`input`, `order`),
+ * of `steps` only the steps it names. All of it when the match may read the context as a whole.
+ */
+export function matchContext(match: string | null, context: ExpressionContext): Record<string, unknown> {
+  if (match === null) return {};
+  const whole = context as unknown as Record<string, unknown>;
+  const refs = findReferences(match);
+  if (WHOLE_CONTEXT.test(match) || refs.allSteps) return whole;
+  const kept: Record<string, unknown> = {};
+  for (const root of refs.roots) if (root !== 'event' && Object.hasOwn(whole, root)) kept[root] = whole[root];
+  if (refs.roots.has('steps')) {
+    const steps: Record<string, unknown> = {};
+    for (const id of refs.steps) if (Object.hasOwn(context.steps, id)) steps[id] = context.steps[id];
+    kept['steps'] = steps;
+  }
+  return kept;
 }
 
 /** The run keys of the containers around a step ("3", "crm/0"; '' at the top level), as event_wakes.run. */
@@ -111,7 +138,7 @@ export function createEventWaits(deps: EventWaitDeps) {
       step_id: step.id,
       run: runKeyOf(where.path),
       match: input.match,
-      context: context as unknown as Record<string, unknown>,
+      context: sealContext(deps.cipher, id, matchContext(input.match, context)),
     };
     const filed = await fileWaiter(deps.db, {
       ...filedWaiter,

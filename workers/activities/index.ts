@@ -75,7 +75,7 @@ export function createActivities(deps: ActivityDeps) {
     resolveSecrets,
   });
   const schemas = new SchemaValidator(deps.compute);
-  const eventWaits = createEventWaits({ db: deps.db });
+  const eventWaits = createEventWaits({ db: deps.db, cipher: deps.cipher });
   const ai = createAiActivity({
     provider: deps.ai,
     resolveSecrets,
