@@ -312,6 +312,35 @@ describe('CLI switchyard @integration', function () {
     await client.executions.cancel(execution_id);
   });
 
+  it('shows which event a waiting wait_for_event step waits for, and until when', async () => {
+    const id = uniqueId('cli');
+    const event = `payment.succeeded.${id}`;
+    await client.workflows.create({
+      id,
+      steps: [
+        {
+          id: 'pay',
+          kind: 'map',
+          items: 'input.orders',
+          as: 'order',
+          steps: [{ id: 'payment', kind: 'wait_for_event', event, timeout: '2h' }],
+        },
+      ],
+    });
+    const { execution_id } = await client.workflows.trigger(id, { orders: ['o-1'] });
+    const waiting = await client.waitForExecution(execution_id, { until: ['waiting'], timeoutMs: 60_000 });
+    const until = waiting.steps.find((s) => s.id === 'pay')!.runs![0]!.steps[0]!.waiting_for!.until;
+
+    const shown = await cli(['runs', 'show', execution_id], env);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect(shown.stdout).to.match(
+      new RegExp(
+        `\\n {4}payment\\s+wait_for_event\\s+waiting for event ${event.replace(/\./g, '\\.')} until ${until.replace(/\./g, '\\.')}\\s`,
+      ),
+    );
+    await client.executions.cancel(execution_id);
+  });
+
   it('retries a failed run from its failed step with a corrected --input', async () => {
     const id = uniqueId('cli');
     await client.workflows.create(rulesWorkflow(id));

@@ -1,25 +1,70 @@
 /**
- * The worked example of docs/events.md#a-worked-example-onboarding-new-users runs as printed: the definition
- * saves, the event starts one run with the output the page shows, a free signup starts nothing, and data
- * without an email is refused with the error the page shows.
+ * The worked examples of docs/events.md run as printed. Onboarding
+ * (#a-worked-example-onboarding-new-users): the definition saves, the event starts one run with the output
+ * the page shows, a free signup starts nothing, and data without an email is refused with the error the
+ * page shows. Waiting for an order's payment (#a-worked-example-waiting-for-an-orders-payment): its bash
+ * block runs with the tutorial's helpers and prints every answer the page shows, and its definition, with a
+ * short timeout, fails with the error the page shows.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { projectRoot } from '../../platform/paths';
-import { createWorkflow, waitForExecution } from '../support/fixtures';
+import { runWithTutorialHelpers } from '../support/bash-script';
+import { createWorkflow, trigger, waitForExecution } from '../support/fixtures';
 import { fencedBlocks } from '../support/markdown';
 import { startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
 
 const PAGE = 'docs/events.md';
 
+/** The one block of `file` marked `marker` (the comment before its fence). */
+function markedBlock(file: string, marker: string): string {
+  const blocks = fencedBlocks(fs.readFileSync(path.join(projectRoot, file), 'utf8')).filter((block) =>
+    block.marker?.startsWith(marker),
+  );
+  expect(blocks, `blocks marked "${marker}" in ${file}`).to.have.length(1);
+  return blocks[0]!.code;
+}
+
 /** The code of the page's block marked `<!-- events example: <part> ... -->`. */
 function exampleBlock(part: string): string {
-  const blocks = fencedBlocks(fs.readFileSync(path.join(projectRoot, PAGE), 'utf8')).filter((block) =>
-    block.marker?.startsWith(`events example: ${part}`),
+  return markedBlock(PAGE, `events example: ${part}`);
+}
+
+/** What stands for any value in an answer the page shows, and what it matches. */
+const PLACEHOLDERS: [RegExp, string][] = [
+  [/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z'],
+  [/ex_\.\.\./g, 'ex_[A-Za-z0-9]+'],
+  [/\.\.\./g, '.*?'],
+];
+
+/**
+ * The answers a bash block shows, each a comment line `#   <answer>` after its command, as patterns of a
+ * whole line: a time and `ex_...` stand for any time and execution id, `...` for anything.
+ */
+function shownAnswers(block: string): RegExp[] {
+  return block
+    .split('\n')
+    .filter((line) => line.startsWith('#   '))
+    .map((line) => {
+      // Placeholders become control characters, the rest is escaped, then the control characters patterns.
+      let text = line.slice(4).trim();
+      PLACEHOLDERS.forEach(([shown], i) => (text = text.replace(shown, String.fromCharCode(1 + i))));
+      let pattern = text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      PLACEHOLDERS.forEach(
+        ([, matches], i) => (pattern = pattern.replaceAll(String.fromCharCode(1 + i), matches)),
+      );
+      return new RegExp(`^${pattern}$`, 'm');
+    });
+}
+
+/** The execution error a wait_for_event's timeout gives, as #timeouts shows it. */
+function timedOutBlock(): string {
+  const blocks = fencedBlocks(fs.readFileSync(path.join(projectRoot, PAGE), 'utf8')).filter(
+    (block) => block.lang === 'json' && block.code.includes('"event_timed_out"'),
   );
-  expect(blocks, `blocks marked "events example: ${part}" in ${PAGE}`).to.have.length(1);
+  expect(blocks, `the event_timed_out error of ${PAGE}`).to.have.length(1);
   return blocks[0]!.code;
 }
 
@@ -77,5 +122,29 @@ describe('the events example of the docs @integration', function () {
     const refused = await sendAndRead({ name: event.name, data: withoutEmail });
     expect(refused.started).to.deep.equal([]);
     expect(refused.errors).to.deep.equal(errorsBlock());
+  });
+
+  it("waits for an order's payment as the page shows, and fails with event_timed_out without one", async () => {
+    const example = markedBlock(PAGE, 'wait example');
+    const { key } = await service.newWorkspace(['write']);
+    const result = await runWithTutorialHelpers(example, { url: service.url, key });
+    expect(result.code, result.output).to.equal(0);
+    const answers = shownAnswers(example);
+    expect(answers, 'the answers the example shows').to.have.length(6);
+    for (const answer of answers) expect(result.output, result.output).to.match(answer);
+
+    // The same definition without a payment in time: the error the page shows, for a timeout of 2s.
+    const created = /-d '(\{\s*"id": "order-payment"[\s\S]*?\})'/.exec(example);
+    expect(created, 'the definition in the example').to.not.equal(null);
+    const definition = JSON.parse(created![1]!) as { id: string; steps: { timeout?: string }[] };
+    const api = service.api(key);
+    const id = await createWorkflow(api, {
+      ...definition,
+      id: 'order-payment-late',
+      steps: [{ ...definition.steps[0]!, timeout: '2s' }, ...definition.steps.slice(1)],
+    });
+    const late = await waitForExecution(api, await trigger(api, id, { order_id: 'ord_1043' }));
+    expect(late.status).to.equal('failed');
+    expect(late.error).to.deep.equal(JSON.parse(timedOutBlock().replace('within 24h', 'within 2s')));
   });
 });

@@ -4,11 +4,10 @@
  * page says.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { projectRoot } from '../../platform/paths';
-import { runBash } from '../support/bash-script';
+import { runWithTutorialHelpers } from '../support/bash-script';
 import { fencedBlocks } from '../support/markdown';
 import { scheduleSuite } from '../support/schedules';
 import type { ApiClient, TestService } from '../support/stack';
@@ -30,29 +29,8 @@ describe('docs: the schedules example @integration', function () {
   it('runs as printed: the window of Monday to Friday backfills 5 runs', async () => {
     const example = blocksOf(PAGE).filter((block) => block.marker === 'schedules example');
     expect(example, `one block marked "schedules example" in ${PAGE}`).to.have.length(1);
-    const helpers = blocksOf('docs/tutorial.md').filter(
-      (block) => block.lang === 'bash' && block.code.includes('wait_for() {'),
-    );
-    expect(helpers, 'the tutorial block that defines json and wait_for').to.have.length(1);
-
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-schedules-doc-'));
-    const script = path.join(dir, 'example.sh');
-    fs.writeFileSync(
-      script,
-      [
-        'set -euo pipefail',
-        helpers[0]!.code,
-        'AUTH="Authorization: Bearer $SWITCHYARD_API_KEY"',
-        example[0]!.code,
-      ].join('\n'),
-    );
     const key = await service.newKey(workspaceId, ['write']);
-    const result = await runBash(
-      script,
-      dir,
-      { PATH: process.env['PATH'], SWITCHYARD_URL: service.url, SWITCHYARD_API_KEY: key },
-      90_000,
-    );
+    const result = await runWithTutorialHelpers(example[0]!.code, { url: service.url, key });
     expect(result.code, result.output).to.equal(0);
     expect(result.output).to.include('"count":5');
     expect(result.output).to.include('"note":"warehouse migration"');

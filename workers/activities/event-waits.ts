@@ -12,6 +12,7 @@
 import { Context } from '@temporalio/activity';
 import type { WaitForEventStep } from '../../core/definitions/schema';
 import { DEFAULT_EVENT_WAIT_TIMEOUT } from '../../core/definitions/schema';
+import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { matchKeyOf } from '../../core/expressions/match-key';
 import { findReferences } from '../../core/expressions/references';
@@ -192,7 +193,12 @@ export function createEventWaits(deps: EventWaitDeps) {
   return { beginEventWait, end_event_wait };
 }
 
-/** Whether `match` holds over the step's context plus the event (no match: every event of the name). */
+/**
+ * Whether `match` holds over the step's context plus the event (no match: every event of the name). A match
+ * that fails over an event does not hold, as when the dispatcher tries it (src/events/wake.ts): the wait goes
+ * on. Thrown, it would fail the step with expression_error and leave its filed wait for the dispatcher to
+ * claim for a run that no longer waits.
+ */
 export async function matches(
   match: string | null,
   context: ExpressionContext,
@@ -200,5 +206,10 @@ export async function matches(
   evaluate: StepEvaluate,
 ): Promise<boolean> {
   if (match === null) return true;
-  return isTruthy(await evaluate(match, { ...context, event: eventView(event) }));
+  try {
+    return isTruthy(await evaluate(match, { ...context, event: eventView(event) }));
+  } catch (error) {
+    if (error instanceof ExpressionError) return false;
+    throw error;
+  }
 }

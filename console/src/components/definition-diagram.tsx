@@ -1,6 +1,7 @@
 /**
  * A definition as a diagram, read-only (docs/console.md#composition): its steps top to bottom, each a box
- * with its id, name, kind and `if` (a sleep's with how long it sleeps); a parallel step's branches and a
+ * with its id, name, kind and `if` (a sleep's with how long it sleeps, a wait_for_event's with the event it
+ * waits for, its match and its timeout); a parallel step's branches and a
  * switch's cases side by side; a map's and a loop's steps in a box saying what they repeat over; a
  * workflow step linking to the workflow it starts. Nested lists with names, so that assistive technology (and the tests) can walk it.
  */
@@ -37,6 +38,13 @@ type DefinitionStep =
   | (StepBase & { kind: 'connector'; request: { method?: string; url: string } })
   | (StepBase & { kind: 'approval'; message?: string })
   | (StepBase & { kind: 'sleep'; duration?: string; until?: string })
+  | (StepBase & {
+      kind: 'wait_for_event';
+      event: string;
+      match?: string;
+      timeout?: string;
+      on_timeout?: 'fail' | 'continue';
+    })
   | (StepBase & { kind: 'rules' | 'ai' });
 type Of<K extends DefinitionStep['kind']> = Extract<DefinitionStep, { kind: K }>;
 
@@ -117,9 +125,32 @@ function StepBody({ step }: { step: DefinitionStep }) {
           )}
         </p>
       );
+    case 'wait_for_event':
+      return <EventWait step={step} />;
     default:
       return null;
   }
+}
+
+/** What a wait_for_event waits for, and what happens when nothing comes (the defaults: docs/definitions.md). */
+function EventWait({ step }: { step: Of<'wait_for_event'> }) {
+  return (
+    <>
+      <p class="node-line">
+        waits for event <span class="mono">{step.event}</span>
+        {step.match !== undefined && (
+          <>
+            {' '}
+            where <code>{step.match}</code>
+          </>
+        )}
+      </p>
+      <p class="node-line">
+        times out after {step.timeout ?? '30d'}, then{' '}
+        {step.on_timeout === 'continue' ? 'goes on (output null)' : 'fails'}
+      </p>
+    </>
+  );
 }
 
 /** Lists of steps side by side (a parallel step's branches, a switch's cases), each with its heading. */

@@ -1,10 +1,12 @@
 /**
  * One step of a run, at the top level or inside a container: its name, status, attempts, duration and bar
  * on the run's time axis, opening to its times, error, input and output. Below it, opened or not: until
- * when a sleeping step sleeps, and `children` (a container's runs, the run a workflow step started).
+ * when a sleeping step sleeps, or which event a waiting wait_for_event step waits for and until when, and
+ * `children` (a container's runs, the run a workflow step started).
  */
 import type { Step } from '@switchyard/client/browser';
 import type { ComponentChildren } from 'preact';
+import { Link } from 'wouter-preact';
 import { formatDuration, formatTime } from '../format';
 import { Fact } from './facts';
 import { JsonView } from './json-view';
@@ -102,11 +104,27 @@ export function StepRow({
   );
 }
 
-/** What a waiting step waits for, under its row while it waits: a sleep, until when. */
+/**
+ * What a waiting step waits for, under its row while it waits: a sleep, until when; a wait_for_event, the
+ * event's name (a link to the events of that name, to see what did arrive) and until when it times out.
+ */
 function WaitingFor({ waitingFor }: { waitingFor: NonNullable<Step['waiting_for']> }) {
+  const until = <time dateTime={waitingFor.until}>{formatTime(waitingFor.until)}</time>;
+  if (waitingFor.type === 'event' && waitingFor.event) {
+    const events = `/events?${new URLSearchParams({ name: waitingFor.event }).toString()}`;
+    return (
+      <p class="waiting-for" data-testid="waiting-for">
+        Waiting for event{' '}
+        <Link href={events} class="mono" title={`The events named ${waitingFor.event}`}>
+          {waitingFor.event}
+        </Link>{' '}
+        until {until}
+      </p>
+    );
+  }
   return (
     <p class="waiting-for" data-testid="waiting-for">
-      Sleeping until <time dateTime={waitingFor.until}>{formatTime(waitingFor.until)}</time>
+      Sleeping until {until}
     </p>
   );
 }

@@ -10,9 +10,18 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${minutes} min ${seconds} s`;
 }
 
-/** A step's STATUS cell: its status, and until when a sleeping step sleeps. */
-export function stepStatus(step: { status: string; waiting_for?: { until: string } }): string {
-  return step.waiting_for ? `${step.status} until ${step.waiting_for.until}` : step.status;
+/**
+ * A step's STATUS cell: its status, and until when a sleeping step sleeps, or which event a wait_for_event
+ * step waits for and until when (its timeout).
+ */
+export function stepStatus(step: {
+  status: string;
+  waiting_for?: { type: string; event?: string; until: string };
+}): string {
+  const waitingFor = step.waiting_for;
+  if (!waitingFor) return step.status;
+  const what = waitingFor.type === 'event' && waitingFor.event ? ` for event ${waitingFor.event}` : '';
+  return `${step.status}${what} until ${waitingFor.until}`;
 }
 
 /** A line of a table printed as it is, outside the columns (a note between rows). */
