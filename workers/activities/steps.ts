@@ -436,7 +436,15 @@ async function beginEventWait(
     step,
     context,
     { workspaceId: batch.workspace_id, executionId: batch.execution.id, path: batch.path ?? [] },
-    (expression, over) => evaluate(evaluation, expression, over),
+    // Each evaluation with a budget of its own, as the dispatcher's are (src/events/wake.ts): a burst of
+    // events that arrived while the wait was filed must not use up the budget of the one that matches.
+    (expression, over) =>
+      evaluation.evaluate(
+        expression,
+        over,
+        STEP_LIMITS,
+        new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() }),
+      ),
     started,
   );
   const { input } = wait;
