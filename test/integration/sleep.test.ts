@@ -94,7 +94,9 @@ describe('sleep steps @integration', function () {
     // The timer's cancel and the run's close are events of one workflow task: a millisecond may separate them.
     const pauseEnded = Date.parse(pause.finished_at!);
     expect(pauseEnded, 'the sleep ended after the cancel was asked').to.be.at.least(asked - 1000);
-    expect(pauseEnded, 'the sleep ended by the time the run closed').to.be.at.most(Date.parse(done.finished_at!));
+    expect(pauseEnded, 'the sleep ended by the time the run closed').to.be.at.most(
+      Date.parse(done.finished_at!),
+    );
     expect(pause.waiting_for).to.equal(undefined);
     expect(done.steps.map((s) => s.id)).to.deep.equal(['trigger', 'pause']);
   });

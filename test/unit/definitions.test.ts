@@ -199,13 +199,26 @@ describe('definition bounds', () => {
     }
   });
 
-  it('accepts every example of docs/definitions.md#sleep', async () => {
+  /** The JSON examples of one `###` section of docs/definitions.md. */
+  function sectionExamples(heading: string): Record<string, unknown>[] {
     const page = fs.readFileSync(path.join(projectRoot, 'docs/definitions.md'), 'utf8');
-    const section = page.slice(page.indexOf('\n### Sleep'), page.indexOf('\n### Conditions, retries'));
-    const examples = fencedBlocks(section)
+    const start = page.indexOf(`\n### ${heading}\n`);
+    expect(start, `the section "${heading}"`).to.be.above(-1);
+    const end = page.indexOf('\n### ', start + 1);
+    return fencedBlocks(page.slice(start, end))
       .filter((block) => block.lang === 'json')
       .map((block) => JSON.parse(block.code) as Record<string, unknown>);
+  }
+
+  it('accepts every example of docs/definitions.md#sleep', async () => {
+    const examples = sectionExamples('Sleep');
     expect(examples).to.have.length(3);
+    for (const example of examples) await parseDefinition(example['kind'] ? base([example]) : example);
+  });
+
+  it('accepts every example of docs/definitions.md#wait-for-event', async () => {
+    const examples = sectionExamples('Wait for event');
+    expect(examples.length).to.be.at.least(1);
     for (const example of examples) await parseDefinition(example['kind'] ? base([example]) : example);
   });
 
