@@ -15,6 +15,14 @@ export const VERSION_ATTRIBUTE = defineSearchAttributeKey('SwitchyardVersion', S
 export const TRIGGER_ATTRIBUTE = defineSearchAttributeKey('SwitchyardTrigger', SearchAttributeType.KEYWORD);
 /** True while an approval step waits for a decision: the difference between `running` and `waiting`. */
 export const WAITING_ATTRIBUTE = defineSearchAttributeKey('SwitchyardWaiting', SearchAttributeType.BOOL);
+/**
+ * A failed execution's error code (`GET /v1/executions?error_code=`), set as it fails; absent otherwise.
+ * Runs that failed before it existed have none (workers/workflows/execution.ts, ERROR_CODE_PATCH).
+ */
+export const ERROR_CODE_ATTRIBUTE = defineSearchAttributeKey(
+  'SwitchyardErrorCode',
+  SearchAttributeType.KEYWORD,
+);
 
 export const SEARCH_ATTRIBUTES = [
   WORKSPACE_ATTRIBUTE,
@@ -22,6 +30,7 @@ export const SEARCH_ATTRIBUTES = [
   VERSION_ATTRIBUTE,
   TRIGGER_ATTRIBUTE,
   WAITING_ATTRIBUTE,
+  ERROR_CODE_ATTRIBUTE,
 ] as const;
 
 /** The search attributes an execution starts with (the API's trigger and a parent's workflow step alike). */

@@ -100,6 +100,23 @@ export function executionRoutes(): AnyRoute[] {
       query: z.strictObject({
         workflow: workflowIdSchema.optional().meta({ description: 'Only executions of this workflow.' }),
         status: z.enum(EXECUTION_STATUSES).optional(),
+        error_code: z
+          .string()
+          .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be an error code such as step_failed')
+          .optional()
+          .meta({
+            description:
+              'Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …).',
+            example: 'step_failed',
+          }),
+        started_after: z.iso.datetime({ offset: true }).optional().meta({
+          description: 'Only executions started at or after this time (RFC 3339).',
+          example: '2026-11-20T00:00:00Z',
+        }),
+        started_before: z.iso.datetime({ offset: true }).optional().meta({
+          description: 'Only executions started before this time (RFC 3339).',
+          example: '2026-11-21T00:00:00Z',
+        }),
         limit: limitParam,
         cursor: cursorParam,
       }),

@@ -15,6 +15,7 @@ import { visibilityString } from '../../platform/temporal/visibility-query';
 import type { ExecutionError } from '../../core/error-detail';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import {
+  ERROR_CODE_ATTRIBUTE,
   TRIGGER_ATTRIBUTE,
   VERSION_ATTRIBUTE,
   WAITING_ATTRIBUTE,
@@ -33,9 +34,21 @@ import {
 export interface ListExecutionsQuery {
   workflow?: string;
   status?: ExecutionStatus;
+  /** Failed executions whose error has this code. */
+  error_code?: string;
+  /** Executions started at or after this time (RFC 3339). */
+  started_after?: string;
+  /** Executions started before this time (RFC 3339). */
+  started_before?: string;
   limit: number;
   cursor?: string;
 }
+
+/** The filters of a list, which its cursors are bound to. */
+export type ListExecutionsFilters = Pick<
+  ListExecutionsQuery,
+  'workflow' | 'status' | 'error_code' | 'started_after' | 'started_before'
+>;
 
 const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
   running: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = false`,
@@ -47,10 +60,7 @@ const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
   timed_out: `ExecutionStatus = 'TimedOut'`,
 };
 
-export function visibilityQuery(
-  workspaceId: string,
-  filters: Pick<ListExecutionsQuery, 'workflow' | 'status'>,
-): string {
+export function visibilityQuery(workspaceId: string, filters: ListExecutionsFilters): string {
   const clauses = [
     `WorkflowType = ${visibilityString(EXECUTION_WORKFLOW_TYPE)}`,
     `${WORKSPACE_ATTRIBUTE.name} = ${visibilityString(workspaceId)}`,
@@ -58,6 +68,13 @@ export function visibilityQuery(
   if (filters.workflow !== undefined)
     clauses.push(`${WORKFLOW_ATTRIBUTE.name} = ${visibilityString(filters.workflow)}`);
   if (filters.status !== undefined) clauses.push(STATUS_CLAUSES[filters.status]);
+  if (filters.error_code !== undefined)
+    clauses.push(`${ERROR_CODE_ATTRIBUTE.name} = ${visibilityString(filters.error_code)}`);
+  // Times as UTC RFC 3339 (the API checked them): what visibility compares StartTime with.
+  if (filters.started_after !== undefined)
+    clauses.push(`StartTime >= ${visibilityString(new Date(filters.started_after).toISOString())}`);
+  if (filters.started_before !== undefined)
+    clauses.push(`StartTime < ${visibilityString(new Date(filters.started_before).toISOString())}`);
   return clauses.join(' AND ');
 }
 
@@ -66,7 +83,13 @@ export async function listExecutions(
   workspaceId: string,
   query: ListExecutionsQuery,
 ): Promise<{ data: ExecutionSummary[]; next_cursor: string | null }> {
-  const filters = { workflow: query.workflow, status: query.status };
+  const filters: ListExecutionsFilters = {
+    workflow: query.workflow,
+    status: query.status,
+    error_code: query.error_code,
+    started_after: query.started_after,
+    started_before: query.started_before,
+  };
   const visibility = visibilityQuery(workspaceId, filters);
   const pageToken = query.cursor
     ? Buffer.from(decodeCursor(query.cursor, [workspaceId, filters], isString), 'base64')

@@ -167,6 +167,30 @@ describe('CLI switchyard @integration', function () {
     expect(JSON.parse(executions.stdout)).to.be.an('array');
   });
 
+  it('executions list keeps failed runs of one error code, and runs started in a window', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+    const ok = await cli(['run', id, '--input', '{"plan":"pro"}', '--wait', '--json'], env);
+    const bad = await cli(['run', id, '--input', '{"plan":"banned"}', '--wait', '--json'], env);
+    const failedId = (JSON.parse(bad.stdout) as Execution).execution_id;
+    const listed = async (...options: string[]) => {
+      const res = await cli(['executions', 'list', '--workflow', id, ...options, '--json'], env);
+      expect(res.code, res.stderr).to.equal(0);
+      return (JSON.parse(res.stdout) as { execution_id: string }[]).map((e) => e.execution_id);
+    };
+    const byCode = await waitFor(
+      async () => {
+        const ids = await listed('--error-code', 'rule_failed');
+        return ids.length > 0 ? ids : undefined;
+      },
+      { what: 'the failed run listed by its error code' },
+    );
+    expect(byCode).to.deep.equal([failedId]);
+    const okStarted = (JSON.parse(ok.stdout) as Execution).started_at;
+    expect(await listed('--started-before', okStarted)).to.deep.equal([]);
+    expect(await listed('--started-after', new Date(Date.now() + 60_000).toISOString())).to.deep.equal([]);
+  });
+
   it("lists a map step's runs, or those of one status, as a table or as JSON", async () => {
     const id = uniqueId('cli');
     await client.workflows.create({

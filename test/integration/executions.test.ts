@@ -350,6 +350,35 @@ describe('executions @integration', function () {
       expect(res.body.data.map((e: { execution_id: string }) => e.execution_id)).to.deep.equal([ids[1]]);
     });
 
+    const listed = async (query: string): Promise<string[]> => {
+      const res = await service
+        .api()
+        .get(`/v1/executions?workflow=${workflowId}&limit=100&${query}`)
+        .expect(200);
+      return res.body.data.map((e: { execution_id: string }) => e.execution_id);
+    };
+
+    it("filters by the failed execution's error code", async () => {
+      expect(await listed('error_code=rule_failed')).to.deep.equal([ids[1]]);
+      expect(await listed('error_code=step_failed')).to.deep.equal([]);
+    });
+
+    it('filters by start time: at or after started_after, before started_before', async () => {
+      const res = await service.api().get(`/v1/executions/${ids[1]}`).expect(200);
+      const middle = encodeURIComponent(res.body.started_at as string);
+      expect((await listed(`started_after=${middle}`)).sort()).to.deep.equal([ids[1], ids[2]].sort());
+      expect(await listed(`started_before=${middle}`)).to.deep.equal([ids[0]]);
+      const later = encodeURIComponent(new Date(Date.now() + 60_000).toISOString());
+      expect(await listed(`started_after=${later}`)).to.deep.equal([]);
+    });
+
+    it('rejects an error_code that is not a code and a start bound that is not an RFC 3339 time', async () => {
+      const code = await service.api().get('/v1/executions?error_code=Not%20A%20Code');
+      expectError(code, 400, 'invalid_request');
+      const time = await service.api().get('/v1/executions?started_after=yesterday');
+      expectError(time, 400, 'invalid_request');
+    });
+
     it('shows each execution without steps, with the error of a failed one', async () => {
       const res = await service.api().get(`/v1/executions?workflow=${workflowId}&status=failed`).expect(200);
       const [item] = res.body.data;

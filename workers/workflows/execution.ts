@@ -25,10 +25,12 @@ import {
   CancellationScope,
   defineUpdate,
   isCancellation,
+  patched,
   proxyLocalActivities,
   setHandler,
   setWorkflowOptions,
   upsertMemo,
+  upsertSearchAttributes,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -47,6 +49,10 @@ import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
 import { createRunner, remember, runList } from './interpreter';
+import { ERROR_CODE_ATTRIBUTE } from '../../core/search-attributes';
+
+/** Marks runs that set SwitchyardErrorCode as they fail (GET /v1/executions?error_code=). */
+const ERROR_CODE_PATCH = 'error-code-search-attribute';
 import { ExecutionStop, frameContext, runKeyOf, StepFailure, topFrame, type Frame, type Run } from './frame';
 
 /** Approve or reject the approval step that is waiting. */
@@ -213,6 +219,8 @@ async function failExecution(run: Run, failure: ExecutionError): Promise<never> 
   const error: ExecutionError =
     failure.step !== null && !failure.path ? { ...failure, path: [failure.step] } : failure;
   upsertMemo({ error });
+  // Runs recorded before the attribute existed replay without it (test/replay/histories).
+  if (patched(ERROR_CODE_PATCH)) upsertSearchAttributes([{ key: ERROR_CODE_ATTRIBUTE, value: error.code }]);
   await emit(run, 'execution.failed', 'failed', error);
   throw ApplicationFailure.create({
     type: error.code,

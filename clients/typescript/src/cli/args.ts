@@ -31,6 +31,9 @@ const OPTIONS = {
   'workflow-version': { type: 'string' },
   workflow: { type: 'string' },
   status: { type: 'string' },
+  'error-code': { type: 'string' },
+  'started-after': { type: 'string' },
+  'started-before': { type: 'string' },
   limit: { type: 'string' },
   comment: { type: 'string' },
   data: { type: 'string' },
@@ -61,6 +64,9 @@ export interface Parsed {
     'workflow-version'?: string;
     workflow?: string;
     status?: string;
+    'error-code'?: string;
+    'started-after'?: string;
+    'started-before'?: string;
     limit?: string;
     comment?: string;
     data?: string;
@@ -145,7 +151,8 @@ Commands:
   workflows apply -f FILE|DIR [--dry-run]  create or update workflows from JSON/YAML files
   run WORKFLOW [--input JSON] [--wait] [--timeout SECONDS] [--idempotency-key KEY]
       [--workflow-version N]               start an execution (--wait: until it finishes)
-  executions list [--workflow ID] [--status STATUS] [--limit N]
+  executions list [--workflow ID] [--status STATUS] [--error-code CODE]
+                  [--started-after TIME] [--started-before TIME] [--limit N]
   executions get ID                        an execution and its steps
   executions runs ID STEP [--status STATUS] [--limit N]
                                            the runs of a container step (parallel, map, switch, loop)

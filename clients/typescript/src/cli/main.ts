@@ -259,7 +259,12 @@ async function executions({ parsed, sub, client, print }: Command): Promise<numb
   const v = parsed.values;
   switch (sub) {
     case 'list': {
-      expectCommand(parsed, 'executions list', ['workflow', 'status', 'limit'], { min: 0, max: 0, words: 2 });
+      expectCommand(
+        parsed,
+        'executions list',
+        ['workflow', 'status', 'error-code', 'started-after', 'started-before', 'limit'],
+        { min: 0, max: 0, words: 2 },
+      );
       if (v.status !== undefined && !STATUSES.includes(v.status)) {
         throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
       }
@@ -267,6 +272,9 @@ async function executions({ parsed, sub, client, print }: Command): Promise<numb
         .executions.list({
           ...(v.workflow ? { workflow: v.workflow } : {}),
           ...(v.status ? { status: v.status as ExecutionStatus } : {}),
+          ...(v['error-code'] ? { error_code: v['error-code'] } : {}),
+          ...(v['started-after'] ? { started_after: v['started-after'] } : {}),
+          ...(v['started-before'] ? { started_before: v['started-before'] } : {}),
         })
         .toArray(intOption(v.limit, 'limit') ?? 20);
       printList(
