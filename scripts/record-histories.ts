@@ -87,6 +87,7 @@ const GROUPS: Group[] = [
   { name: 'sleep', record: recordSleeps },
   { name: 'event-trigger', record: recordEventTrigger },
   { name: 'wait-for-event', record: recordEventWaits },
+  { name: 'error-code', record: recordErrorCode },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -917,6 +918,19 @@ async function recordSleeps(stack: Stack): Promise<Recorded[]> {
     ),
   );
   return recorded;
+}
+
+/** A failed run that sets its SwitchyardErrorCode search attribute as it fails (behind ERROR_CODE_PATCH). */
+async function recordErrorCode(stack: Stack): Promise<Recorded[]> {
+  return recordCases(stack, [
+    {
+      name: 'execution-failed-error-code',
+      covers:
+        'a rules step that fails the run: the `error-code-search-attribute` patch marker, then SwitchyardErrorCode upserted with `rule_failed`',
+      steps: [rulesStep('check', [{ when: 'true', action: 'fail', message: 'refused' }])],
+      status: 'failed',
+    },
+  ]);
 }
 
 /** wait_for_event steps (docs/events.md#waiting-for-an-event): woken, timed out with each policy, in a map, canceled. */
