@@ -7,7 +7,7 @@ import path from 'node:path';
 import { stopChild } from './proc';
 
 /** The floor workflow modules of bench/workflows/ a floor worker can run. */
-export const FLOOR_WORKFLOW_MODULES = ['onboard-floor', 'composition-floor'] as const;
+export const FLOOR_WORKFLOW_MODULES = ['onboard-floor', 'composition-floor', 'events-floor'] as const;
 export type FloorWorkflowModule = (typeof FLOOR_WORKFLOW_MODULES)[number];
 
 export interface FloorWorker {

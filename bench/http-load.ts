@@ -15,6 +15,8 @@ export interface ApiClient {
   get(path: string): Promise<string>;
   /** POST /v1/webhooks; resolves with the endpoint's id and its whsec_ secret, rejects on anything but 201. */
   createWebhook(endpoint: { url: string; events: string[]; description?: string }): Promise<CreatedWebhook>;
+  /** POST /v1/events (one event or an array); resolves with the accepted ids, rejects on anything but 202. */
+  sendEvents(body: unknown): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,9 @@ export function createApiClient(baseUrl: string, apiKey: string, connections: nu
     get: (path) => send('GET', path, 200),
     async createWebhook(endpoint) {
       return JSON.parse(await send('POST', '/v1/webhooks', 201, endpoint)) as CreatedWebhook;
+    },
+    async sendEvents(body) {
+      return (JSON.parse(await send('POST', '/v1/events', 202, body)) as { ids: string[] }).ids;
     },
     close: () => pool.close(),
   };

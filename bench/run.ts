@@ -11,7 +11,7 @@
  * BENCH_WEBHOOK_CONCURRENCY, BENCH_WEBHOOK_WARMUP, BENCH_WEBHOOK_FANOUT_EXECUTIONS and
  * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_FAIRNESS_FLOOD, BENCH_FAIRNESS_SLOW_MS,
  * BENCH_FAIRNESS_SAMPLES and BENCH_FAIRNESS_CONCURRENCY (fairness); BENCH_LOG_LEVEL for the service's logs (warn);
- * map-10k and parallel-5 read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*).
+ * map-10k, parallel-5 and events read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*, BENCH_EVENT_*).
  * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
  * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
@@ -26,6 +26,7 @@ import { writeReportFiles } from './report';
 import type { BenchContext, BenchSettings } from './scenarios/common';
 import { benchConsoleExecution } from './scenarios/console-execution';
 import { benchEndToEnd } from './scenarios/end-to-end';
+import { benchEvents } from './scenarios/events';
 import { benchFairness } from './scenarios/fairness';
 import { benchFiveStep } from './scenarios/five-step';
 import { benchIsolation } from './scenarios/isolation';
@@ -91,6 +92,7 @@ const STACK_SCENARIOS = [
   'webhooks',
   'isolation',
   'fairness',
+  'events',
 ] as const;
 /** The scenarios that run on the composition stack (bench/scenarios/composition-stack.ts), beside their floors. */
 const COMPOSITION_SCENARIOS = ['map-10k', 'parallel-5'] as const;
@@ -128,6 +130,7 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('webhooks') ? { webhooks: await benchWebhooks(ctx) } : {}),
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
     ...(selected.has('fairness') ? { fairness: await benchFairness(ctx) } : {}),
+    ...(selected.has('events') ? { events: await benchEvents(ctx) } : {}),
     ...(selected.has('console_execution')
       ? {
           console_execution: await benchConsoleExecution(
