@@ -34,6 +34,8 @@ export interface ExecutionInput {
   resume?: ResumePoint;
   /** Set on a child execution: the execution and step that started it, and how deep it is (1: a child). */
   parent?: ParentLink;
+  /** Set on a rerun (a bulk operation's `rerun`): the execution whose input it runs again. */
+  rerun_of?: string;
 }
 
 /** The event that started an execution of an event trigger. */

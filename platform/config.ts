@@ -81,6 +81,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: retrySchedule([5, 300, 1800, 7200, 18000, 36000, 36000]),
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
   EVENT_RETENTION_DAYS: positiveInt.max(3650).default(7),
+  BULK_ACTIONS_PER_SECOND: positiveInt.max(1000).default(20),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -169,6 +170,8 @@ export interface Config {
   deliveryLogRetentionDays: number;
   /** Events sent to POST /v1/events are kept this long, with what was done with them (the housekeeping job purges them). */
   eventRetentionDays: number;
+  /** Actions a bulk operation takes per second, per API process (src/bulk/runner.ts). */
+  bulkActionsPerSecond: number;
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
   housekeepingIntervalMinutes: number;
   logLevel: Env['LOG_LEVEL'];
@@ -317,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
+    bulkActionsPerSecond: e.BULK_ACTIONS_PER_SECOND,
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -23,6 +23,7 @@ export const ERROR_CODES = [
   'api_key_not_found',
   'event_not_found',
   'schedule_not_found',
+  'bulk_operation_not_found',
   'not_found',
   'method_not_allowed',
   'execution_not_failed',
@@ -79,6 +80,7 @@ export function notFound(
     | 'step_not_found'
     | 'api_key_not_found'
     | 'event_not_found'
+    | 'bulk_operation_not_found'
     | 'not_found'
   >,
   message: string,

@@ -68,6 +68,16 @@ export function eventExecutionId(workspaceId: string, workflowId: string, eventI
   return `ex_${base62OfHash(`event\u0000${workspaceId}\u0000${workflowId}\u0000${eventId}`, 24)}`;
 }
 
+/** The execution a bulk operation's rerun of `sourceId` starts: derived, so that doing it again starts nothing. */
+export function rerunExecutionId(workspaceId: string, operationId: string, sourceId: string): string {
+  return `ex_${base62OfHash(`rerun\u0000${workspaceId}\u0000${operationId}\u0000${sourceId}`, 24)}`;
+}
+
+/** A bulk operation's id: `op_` + 24 base62 characters. */
+export function newBulkOperationId(): string {
+  return `op_${randomBase62(24)}`;
+}
+
 /**
  * An execution id: `ex_` + base62 (a trigger's random id, or a schedule's prefix), optionally followed
  * by the suffix Temporal appends to a scheduled run's workflow id: `-` and the nominal start time in

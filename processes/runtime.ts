@@ -14,6 +14,7 @@ import { API_REFERENCE_PATH } from '../src/http/api-reference';
 import { handleClientError } from '../src/http/client-error';
 import { AdmissionGate } from '../src/flow-control/admission';
 import { EventDispatcher } from '../src/events/dispatcher';
+import { BulkRunner } from '../src/bulk/runner';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -319,6 +320,10 @@ export async function startRuntime({
       services.eventDispatch = dispatcher;
       dispatcher.start();
       cleanups.push(() => dispatcher.stop());
+      const bulkRunner = new BulkRunner(services, { actionsPerSecond: config.bulkActionsPerSecond });
+      services.bulkRunner = bulkRunner;
+      bulkRunner.start();
+      cleanups.push(() => bulkRunner.stop());
     }
 
     return {

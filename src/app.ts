@@ -7,6 +7,7 @@ import Koa from 'koa';
 import { AppError } from '../platform/errors';
 import { apiKeyRoutes } from './api/api-keys';
 import { eventRoutes } from './api/events';
+import { bulkOperationRoutes } from './api/bulk-operations';
 import { executionRoutes } from './api/executions';
 import { healthRoutes } from './api/health';
 import { hookRoutes } from './api/inbound-hooks';
@@ -40,6 +41,7 @@ export function apiRoutes(openApiDocument: () => Record<string, unknown>): AnyRo
     ...scheduleRoutes(),
     ...executionRoutes(),
     ...eventRoutes(),
+    ...bulkOperationRoutes(),
     ...secretRoutes(),
     ...webhookRoutes(),
     ...hookRoutes(),

@@ -39,6 +39,8 @@ export interface Services {
    * kicked, and by its sweep otherwise. Absent in a process that serves no API.
    */
   eventDispatch?: { kick(): void } | undefined;
+  /** This process's bulk runner (src/bulk/runner.ts): told when an operation is created. */
+  bulkRunner?: { kick(): void } | undefined;
   /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT asks for it (platform/observability/tracing.ts). */
   tracing?: Tracing | undefined;
 }

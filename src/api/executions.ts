@@ -26,6 +26,30 @@ import {
 } from './schemas';
 
 const idParams = z.object({ id: z.string() });
+
+/** The filters of the execution list, which a bulk operation's filter takes too (src/api/bulk-operations.ts). */
+export const EXECUTION_FILTERS = {
+  workflow: workflowIdSchema.optional().meta({ description: 'Only executions of this workflow.' }),
+  status: z.enum(EXECUTION_STATUSES).optional(),
+  error_code: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be an error code such as step_failed')
+    .optional()
+    .meta({
+      description:
+        'Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …).',
+      example: 'step_failed',
+    }),
+  started_after: z.iso.datetime({ offset: true }).optional().meta({
+    description: 'Only executions started at or after this time (RFC 3339).',
+    example: '2026-11-20T00:00:00Z',
+  }),
+  started_before: z.iso.datetime({ offset: true }).optional().meta({
+    description: 'Only executions started before this time (RFC 3339).',
+    example: '2026-11-21T00:00:00Z',
+  }),
+};
+
 const stepParams = z.object({ id: z.string(), step_id: z.string() });
 const decisionBody = z
   .strictObject({
@@ -98,25 +122,7 @@ export function executionRoutes(): AnyRoute[] {
       tag: 'Executions',
       auth: 'read',
       query: z.strictObject({
-        workflow: workflowIdSchema.optional().meta({ description: 'Only executions of this workflow.' }),
-        status: z.enum(EXECUTION_STATUSES).optional(),
-        error_code: z
-          .string()
-          .regex(/^[a-z][a-z0-9_]{0,63}$/, 'must be an error code such as step_failed')
-          .optional()
-          .meta({
-            description:
-              'Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …).',
-            example: 'step_failed',
-          }),
-        started_after: z.iso.datetime({ offset: true }).optional().meta({
-          description: 'Only executions started at or after this time (RFC 3339).',
-          example: '2026-11-20T00:00:00Z',
-        }),
-        started_before: z.iso.datetime({ offset: true }).optional().meta({
-          description: 'Only executions started before this time (RFC 3339).',
-          example: '2026-11-21T00:00:00Z',
-        }),
+        ...EXECUTION_FILTERS,
         limit: limitParam,
         cursor: cursorParam,
       }),

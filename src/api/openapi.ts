@@ -294,6 +294,11 @@ export function buildOpenApiDocument(routes: AnyRoute[], version: string): Recor
         description:
           'Events your systems send (plain JSON or CloudEvents): stored, listed, and the runs their event triggers start.',
       },
+      {
+        name: 'Bulk operations',
+        description:
+          'Cancel, retry or rerun every execution a filter matches (after an incident), with a dry run and progress.',
+      },
       { name: 'Hooks', description: 'Inbound hooks: signed requests from other systems that start runs.' },
       { name: 'Webhooks', description: 'Endpoints that receive outbound events, and their delivery log.' },
       {

@@ -221,6 +221,10 @@ export const stalledSchema = z
 
 export const executionSchema = executionSummarySchema
   .extend({
+    rerun_of: z.string().nullable().meta({
+      description:
+        'A rerun started by a bulk operation (`action: rerun`): the execution whose input it ran again; null otherwise. Not in lists.',
+    }),
     stalled: stalledSchema.nullable().meta({
       description:
         'Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists.',
@@ -292,6 +296,7 @@ export const executionSummaryExample = {
 
 export const executionExample = {
   ...executionSummaryExample,
+  rerun_of: null,
   stalled: null,
   output: {
     decision: 'approved',

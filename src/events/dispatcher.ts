@@ -13,6 +13,7 @@
 import type { Logger } from '../../platform/logger';
 import { claimEvents, deferEvent, markDispatched, type ClaimedEvent } from '../../platform/store/events';
 import type { Services } from '../services';
+import { Sweeper } from '../background/sweeper';
 import { startEventTriggers } from './triggers';
 import { wakeEventWaiters } from './wake';
 
@@ -46,53 +47,22 @@ export const DEFAULT_DISPATCHER_OPTIONS: DispatcherOptions = {
   maxRetryDelayMs: 30_000,
 };
 
-export class EventDispatcher {
+export class EventDispatcher extends Sweeper {
   private readonly logger: Logger;
   private readonly options: DispatcherOptions;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
 
   constructor(
     private readonly services: Services,
     private readonly actions: readonly EventAction[] = EVENT_ACTIONS,
     options: Partial<DispatcherOptions> = {},
   ) {
-    this.options = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    const settings = { ...DEFAULT_DISPATCHER_OPTIONS, ...options };
+    super(settings.sweepMs);
+    this.options = settings;
     this.logger = services.logger.child({ component: 'events' });
   }
 
-  /** Dispatches what is waiting now (events a previous process left), then sweeps every `sweepMs`. */
-  start(): void {
-    this.kick();
-    this.timer = setInterval(() => this.kick(), this.options.sweepMs);
-    this.timer.unref();
-  }
-
-  /** Dispatches the undispatched events now; during a pass, once more after it (new events may be missed by it). */
-  kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.pass().finally(() => {
-      this.running = undefined;
-      if (!this.again) return;
-      this.again = false;
-      this.kick();
-    });
-  }
-
-  /** Stops sweeping and waits for the pass in progress; the rest stays for the next process. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
-  }
-
-  private async pass(): Promise<void> {
+  protected async pass(): Promise<void> {
     const { batch, leaseMs, concurrency } = this.options;
     try {
       while (!this.stopped) {

@@ -224,6 +224,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     status,
     trigger: { type: input.trigger.type },
     parent: input.parent ? { execution_id: input.parent.execution_id, step: input.parent.step } : null,
+    rerun_of: input.rerun_of ?? null,
     started_at: startedAt.toISOString(),
     finished_at: close ? close.at.toISOString() : null,
     duration_ms: durationMs(startedAt, close?.at, now),

@@ -45,10 +45,13 @@ export interface ListExecutionsQuery {
 }
 
 /** The filters of a list, which its cursors are bound to. */
-export type ListExecutionsFilters = Pick<
+export interface ListExecutionsFilters extends Pick<
   ListExecutionsQuery,
   'workflow' | 'status' | 'error_code' | 'started_after' | 'started_before'
->;
+> {
+  /** Only these executions (a bulk operation's filter, src/bulk/select.ts; not a list parameter). */
+  execution_ids?: string[];
+}
 
 const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
   running: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = false`,
@@ -75,13 +78,15 @@ export function visibilityQuery(workspaceId: string, filters: ListExecutionsFilt
     clauses.push(`StartTime >= ${visibilityString(new Date(filters.started_after).toISOString())}`);
   if (filters.started_before !== undefined)
     clauses.push(`StartTime < ${visibilityString(new Date(filters.started_before).toISOString())}`);
+  if (filters.execution_ids !== undefined)
+    clauses.push(`WorkflowId IN (${filters.execution_ids.map(visibilityString).join(', ') || "''"})`);
   return clauses.join(' AND ');
 }
 
 export async function listExecutions(
   services: Services,
   workspaceId: string,
-  query: ListExecutionsQuery,
+  query: ListExecutionsQuery & Pick<ListExecutionsFilters, 'execution_ids'>,
 ): Promise<{ data: ExecutionSummary[]; next_cursor: string | null }> {
   const filters: ListExecutionsFilters = {
     workflow: query.workflow,
@@ -89,6 +94,7 @@ export async function listExecutions(
     error_code: query.error_code,
     started_after: query.started_after,
     started_before: query.started_before,
+    execution_ids: query.execution_ids,
   };
   const visibility = visibilityQuery(workspaceId, filters);
   const pageToken = query.cursor

@@ -36,6 +36,8 @@ export interface TriggerRequest {
   event?: TriggerEvent;
   /** The request's X-Request-Id: the run's memo keeps it, and its activities log it. */
   requestId?: string;
+  /** A rerun: the execution whose input this one runs again (ExecutionInput.rerun_of). */
+  rerunOf?: string;
 }
 
 export async function triggerExecution(
@@ -79,6 +81,7 @@ export async function triggerExecution(
     workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
     trigger: { type: request.triggerType, ...(request.event && { event: request.event }) },
     input,
+    ...(request.rerunOf !== undefined && { rerun_of: request.rerunOf }),
   };
   // The started event belongs to this moment: the run emits it only if someone subscribes now.
   executionInput.emit_started = (await services.reads.subscribedEventKinds(request.workspaceId)).includes(

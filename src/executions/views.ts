@@ -129,6 +129,8 @@ export interface StalledView {
 }
 
 export interface ExecutionView extends ExecutionSummary {
+  /** A rerun (docs/operations.md#bulk-operations): the execution whose input it ran again; null otherwise. */
+  rerun_of: string | null;
   stalled: StalledView | null;
   /** When it succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
   output: unknown;

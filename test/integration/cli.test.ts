@@ -191,6 +191,38 @@ describe('CLI switchyard @integration', function () {
     expect(await listed('--started-after', new Date(Date.now() + 60_000).toISOString())).to.deep.equal([]);
   });
 
+  it('runs retry: a dry run counts the failed runs, then the bulk retry follows them to the end', async () => {
+    const id = uniqueId('cli');
+    await client.workflows.create(rulesWorkflow(id));
+    const bad = await cli(['run', id, '--input', '{"plan":"banned"}', '--wait', '--json'], env);
+    const failedId = (JSON.parse(bad.stdout) as Execution).execution_id;
+    await waitFor(
+      async () => (await client.executions.list({ workflow: id, status: 'failed' }).toArray(10)).length === 1,
+      { what: 'the failed run listed' },
+    );
+    const dry = await cli(
+      ['runs', 'retry', '--workflow', id, '--status', 'failed', '--dry-run', '--json'],
+      env,
+    );
+    expect(dry.code, dry.stderr).to.equal(0);
+    expect(JSON.parse(dry.stdout)).to.deep.equal({ matched: 1, sample: [failedId] });
+
+    const retry = await cli(
+      ['runs', 'retry', '--workflow', id, '--error-code', 'rule_failed', '--input', '{"plan":"pro"}'],
+      env,
+    );
+    expect(retry.code, retry.stderr).to.equal(0);
+    expect(retry.stdout).to.match(
+      /^Bulk retry op_\S+: completed; 1 matched, 1 succeeded, 0 failed, 0 skipped/,
+    );
+    const done = await client.waitForExecution(failedId, { until: ['success'], timeoutMs: 60_000 });
+    expect(done.status).to.equal('success');
+
+    const usage = await cli(['runs', 'cancel'], env);
+    expect(usage.code).to.equal(2);
+    expect(usage.stderr).to.include('needs execution ids or a filter');
+  });
+
   it("lists a map step's runs, or those of one status, as a table or as JSON", async () => {
     const id = uniqueId('cli');
     await client.workflows.create({

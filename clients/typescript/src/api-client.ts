@@ -37,6 +37,10 @@ export type EventInput = Schemas['EventInput'];
 export type EventsAccepted = Schemas['EventsAccepted'];
 export type Schedule = Schemas['Schedule'];
 export type BackfillAccepted = Schemas['BackfillAccepted'];
+export type BulkOperation = Schemas['BulkOperation'];
+export type BulkOperationRequest = Schemas['BulkOperationRequest'];
+export type BulkOperationAccepted = Schemas['BulkOperationAccepted'];
+export type BulkOperationDryRun = Schemas['BulkOperationDryRun'];
 
 type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q }
   ? NonNullable<Q>
@@ -333,6 +337,26 @@ export class SwitchyardApiClient {
     /** The event with the executions it started and woke, and why a trigger refused its data. */
     get: (id: string): Promise<Event> =>
       unwrap(this.raw.GET('/v1/events/{id}', { params: { path: { id } } })),
+  };
+
+  readonly bulkOperations = {
+    /**
+     * Cancels, retries or reruns the executions `filter` matches, in the background; with `dry_run: true`,
+     * only counts them (BulkOperationDryRun) and changes nothing.
+     */
+    create: (request: BulkOperationRequest): Promise<BulkOperationAccepted | BulkOperationDryRun> =>
+      unwrap(this.raw.POST('/v1/bulk-operations', { body: request })),
+    /** Newest first. */
+    list: (query: ListQuery<'listBulkOperations'> = {}): PageIterator<BulkOperation> =>
+      new PageIterator((cursor) =>
+        unwrap(this.raw.GET('/v1/bulk-operations', { params: { query: { ...query, cursor } } })),
+      ),
+    /** Its progress: matched, succeeded, failed, skipped, the first errors. */
+    get: (id: string): Promise<BulkOperation> =>
+      unwrap(this.raw.GET('/v1/bulk-operations/{id}', { params: { path: { id } } })),
+    /** Stops it: what it did stays done, the rest is left alone. */
+    cancel: (id: string): Promise<BulkOperation> =>
+      unwrap(this.raw.POST('/v1/bulk-operations/{id}/cancel', { params: { path: { id } } })),
   };
 
   readonly workspace = {

@@ -165,6 +165,15 @@ Commands:
   events show ID                           an event, the executions it started and woke, its errors
   runs show ID                             an execution as a tree: each step, the runs of containers
                                            with their steps, the first 20 runs of each container
+  runs cancel [ID...] [FILTER] [--dry-run]
+                                           cancel the open executions the filter matches (or the ids)
+  runs retry [ID...] [FILTER] [--input JSON] [--dry-run]
+                                           retry the failed ones from their failed step
+  runs rerun [ID...] [FILTER] [--workflow-version same|latest] [--dry-run]
+                                           start each again with the same input; FILTER is
+                                           [--workflow ID] [--status STATUS] [--error-code CODE]
+                                           [--started-after TIME] [--started-before TIME]; --dry-run
+                                           counts them, else the command follows the bulk operation
   schedule show WORKFLOW                   a workflow's schedule: next runs, recent runs, paused or not
   schedule pause WORKFLOW [--note TEXT]    no run at its times until resumed (lasts across versions)
   schedule resume WORKFLOW

@@ -38,6 +38,7 @@ import { configPath, resolveConnection, writeConfig } from './config';
 import { formatDuration, stepStatus, table } from './output';
 import { stepTree } from './tree';
 import { schedule } from './schedule';
+import { bulkRuns } from './bulk';
 
 const STATUSES = ['running', 'waiting', 'success', 'failed', 'canceled', 'terminated', 'timed_out'];
 
@@ -413,8 +414,13 @@ export function describeEvent(event: Event): string {
   return lines.join('\n');
 }
 
-async function runs({ parsed, sub, client, print }: Command): Promise<number> {
+async function runs(command: Command): Promise<number> {
+  const { parsed, sub, client, print } = command;
   switch (sub) {
+    case 'cancel':
+    case 'retry':
+    case 'rerun':
+      return bulkRuns(command, sub);
     case 'show': {
       const [id] = expectCommand(parsed, 'runs show', [], { min: 1, max: 1, words: 2 });
       const execution = await client().executions.get(id!);
@@ -422,7 +428,7 @@ async function runs({ parsed, sub, client, print }: Command): Promise<number> {
       return EXIT.ok;
     }
     default:
-      throw new UsageError(sub ? `unknown command 'runs ${sub}'` : 'runs needs show');
+      throw new UsageError(sub ? `unknown command 'runs ${sub}'` : 'runs needs show, cancel, retry or rerun');
   }
 }
 

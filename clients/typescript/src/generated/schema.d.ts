@@ -485,6 +485,64 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/bulk-operations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List bulk operations, newest first */
+    get: operations['listBulkOperations'];
+    put?: never;
+    /**
+     * Cancel, retry or rerun the executions a filter matches
+     * @description Chooses the executions now (at most 10000; a filter that matches more is a 400, to be narrowed) and acts on them in the background at a bounded rate, each at most once, across restarts. `dry_run: true` answers 200 with the count and a sample, and changes nothing. A workspace runs at most 5 operations at once (409 limit_exceeded).
+     */
+    post: operations['createBulkOperation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/bulk-operations/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a bulk operation: its progress and errors */
+    get: operations['getBulkOperation'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/bulk-operations/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Stop a running bulk operation
+     * @description The executions it has not acted on yet are left alone; what it did stays done. A finished operation is answered as it is.
+     */
+    post: operations['cancelBulkOperation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/secrets/{name}': {
     parameters: {
       query?: never;
@@ -1344,6 +1402,85 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    /**
+     * @description Executions that do not qualify for the action (not open, not failed) are skipped.
+     * @example {
+     *       "action": "retry",
+     *       "filter": {
+     *         "workflow": "customer-onboarding",
+     *         "status": "failed"
+     *       }
+     *     }
+     */
+    BulkOperationRequest:
+      | components['schemas']['BulkCancel']
+      | components['schemas']['BulkRetry']
+      | components['schemas']['BulkRerun'];
+    BulkCancel: {
+      /**
+       * @description Open (running or waiting) executions are canceled. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      action: 'cancel';
+      filter: components['schemas']['BulkFilter'];
+      /** @description true: count the matches (200) and change nothing. */
+      dry_run?: boolean;
+    };
+    /** @description Which executions: those that match every field given (at least one). The fields of GET /v1/executions, and a list of ids. */
+    BulkFilter: {
+      /** @description Only executions of this workflow. */
+      workflow?: string;
+      /** @enum {string} */
+      status?: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      /**
+       * @description Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …).
+       * @example step_failed
+       */
+      error_code?: string;
+      /**
+       * Format: date-time
+       * @description Only executions started at or after this time (RFC 3339).
+       * @example 2026-11-20T00:00:00Z
+       */
+      started_after?: string;
+      /**
+       * Format: date-time
+       * @description Only executions started before this time (RFC 3339).
+       * @example 2026-11-21T00:00:00Z
+       */
+      started_before?: string;
+      /** @description Only these executions (at most 1000). */
+      execution_ids?: string[];
+    };
+    BulkRetry: {
+      /**
+       * @description Failed executions run again from their failed step. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      action: 'retry';
+      filter: components['schemas']['BulkFilter'];
+      /** @description true: count the matches (200) and change nothing. */
+      dry_run?: boolean;
+      /** @description A corrected input for the failed step and every later one, as a retry takes. */
+      input?: {
+        [key: string]: unknown;
+      };
+    };
+    BulkRerun: {
+      /**
+       * @description A new execution with the same input, whose read names `rerun_of`. (enum property replaced by openapi-typescript)
+       * @enum {string}
+       */
+      action: 'rerun';
+      filter: components['schemas']['BulkFilter'];
+      /** @description true: count the matches (200) and change nothing. */
+      dry_run?: boolean;
+      /**
+       * @description The version each execution ran (same, default) or the workflow's latest.
+       * @enum {string}
+       */
+      version?: 'same' | 'latest';
+    };
     EventPayload: {
       /** @description The event id: also the webhook-id header of every attempt. */
       id: string;
@@ -1415,6 +1552,7 @@ export interface components {
           | 'api_key_not_found'
           | 'event_not_found'
           | 'schedule_not_found'
+          | 'bulk_operation_not_found'
           | 'not_found'
           | 'method_not_allowed'
           | 'execution_not_failed'
@@ -1664,6 +1802,8 @@ export interface components {
       /** @description Counts to now while the execution runs. */
       duration_ms: number;
       error: components['schemas']['ExecutionErrorOutput'] | null;
+      /** @description A rerun started by a bulk operation (`action: rerun`): the execution whose input it ran again; null otherwise. Not in lists. */
+      rerun_of: string | null;
       /** @description Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists. */
       stalled: components['schemas']['Stalled'] | null;
       /** @description When the execution succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
@@ -1820,6 +1960,51 @@ export interface components {
         code: string;
         message: string;
       }[];
+    };
+    BulkOperationDryRun: {
+      matched: number;
+      /** @description Up to 10 of the execution ids. */
+      sample: string[];
+    };
+    BulkOperationAccepted: {
+      id: string;
+      /** @constant */
+      status: 'running';
+      matched: number;
+    };
+    BulkOperationList: {
+      data: components['schemas']['BulkOperation'][];
+      next_cursor: string | null;
+    };
+    BulkOperation: {
+      id: string;
+      /** @enum {string} */
+      action: 'cancel' | 'retry' | 'rerun';
+      filter: {
+        [key: string]: unknown;
+      };
+      /** @enum {string} */
+      status: 'running' | 'completed' | 'canceled';
+      /** @description Executions the filter matched when it was created. */
+      matched: number;
+      /** @description Executions it acted on: cancel asked, retry or rerun started. */
+      succeeded: number;
+      /** @description Executions whose action failed (see errors). */
+      failed: number;
+      /** @description Executions that did not qualify (not open, not failed). */
+      skipped: number;
+      /** @description The first 100 failures. */
+      errors: {
+        execution_id: string;
+        code: string;
+        message: string;
+      }[];
+      /**
+       * Format: date-time
+       * @description RFC 3339, UTC
+       */
+      created_at: string;
+      finished_at: string | null;
     };
     SecretList: {
       data: components['schemas']['Secret'][];
@@ -7309,6 +7494,12 @@ export interface operations {
         /** @description Only executions of this workflow. */
         workflow?: string;
         status?: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+        /** @description Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …). */
+        error_code?: string;
+        /** @description Only executions started at or after this time (RFC 3339). */
+        started_after?: string;
+        /** @description Only executions started before this time (RFC 3339). */
+        started_before?: string;
         /** @description Page size (1-100, default 20). */
         limit?: number;
         /** @description The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request. */
@@ -7583,6 +7774,7 @@ export interface operations {
            *       "finished_at": "2026-11-21T10:02:44.530Z",
            *       "duration_ms": 1964412,
            *       "error": null,
+           *       "rerun_of": null,
            *       "stalled": null,
            *       "output": {
            *         "decision": "approved",
@@ -10264,6 +10456,1120 @@ export interface operations {
            *       "error": {
            *         "code": "event_not_found",
            *         "message": "No event 'signup-u_1842' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  listBulkOperations: {
+    parameters: {
+      query?: {
+        /** @description Page size (1-100, default 20). */
+        limit?: number;
+        /** @description The next_cursor of the previous page, passed as it is (opaque base64url). Only a cursor this list issued for the same filters is valid: any other value, even one matching the pattern, is 400 invalid_request. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of bulk operations, newest first */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "data": [
+           *         {
+           *           "id": "op_4fT9kQ2mX7vLp8RtY3wZc6Nb",
+           *           "action": "retry",
+           *           "filter": {
+           *             "workflow": "customer-onboarding",
+           *             "status": "failed"
+           *           },
+           *           "status": "completed",
+           *           "matched": 3,
+           *           "succeeded": 2,
+           *           "failed": 0,
+           *           "skipped": 1,
+           *           "errors": [],
+           *           "created_at": "2026-11-21T10:02:44.560Z",
+           *           "finished_at": "2026-11-21T10:02:45.012Z"
+           *         }
+           *       ],
+           *       "next_cursor": "eyJwIjoid2YtMDEyMyIsInEiOiJ4WWs5LTF6S2RfQmMifQ"
+           *     }
+           */
+          'application/json': components['schemas']['BulkOperationList'];
+        };
+      };
+      /**
+       * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
+       *     - `invalid_request`: `cursor` is not a next_cursor this list issued for this workspace and these filters (a cursor is opaque: only the service's own is valid).
+       */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  createBulkOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "action": "retry",
+         *       "filter": {
+         *         "workflow": "customer-onboarding",
+         *         "status": "failed"
+         *       }
+         *     }
+         */
+        'application/json': components['schemas']['BulkOperationRequest'];
+      };
+    };
+    responses: {
+      /** @description A dry run: what the filter matches now */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "matched": 3,
+           *       "sample": [
+           *         "ex_7kQ2mX9vLp4RtY8wZc3NbF6d"
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['BulkOperationDryRun'];
+        };
+      };
+      /** @description Accepted: the operation runs */
+      202: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "op_4fT9kQ2mX7vLp8RtY3wZc6Nb",
+           *       "status": "running",
+           *       "matched": 3
+           *     }
+           */
+          'application/json': components['schemas']['BulkOperationAccepted'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state */
+      409: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "execution_not_failed",
+           *         "message": "Only a failed execution can be retried; this one is running.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getBulkOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "op_4fT9kQ2mX7vLp8RtY3wZc6Nb",
+           *       "action": "retry",
+           *       "filter": {
+           *         "workflow": "customer-onboarding",
+           *         "status": "failed"
+           *       },
+           *       "status": "completed",
+           *       "matched": 3,
+           *       "succeeded": 2,
+           *       "failed": 0,
+           *       "skipped": 1,
+           *       "errors": [],
+           *       "created_at": "2026-11-21T10:02:44.560Z",
+           *       "finished_at": "2026-11-21T10:02:45.012Z"
+           *     }
+           */
+          'application/json': components['schemas']['BulkOperation'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "bulk_operation_not_found",
+           *         "message": "No bulk operation 'op_4fT9kQ2mX7vLp8RtY3wZc6Nb' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  cancelBulkOperation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The operation */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "id": "op_4fT9kQ2mX7vLp8RtY3wZc6Nb",
+           *       "action": "retry",
+           *       "filter": {
+           *         "workflow": "customer-onboarding",
+           *         "status": "failed"
+           *       },
+           *       "status": "completed",
+           *       "matched": 3,
+           *       "succeeded": 2,
+           *       "failed": 0,
+           *       "skipped": 1,
+           *       "errors": [],
+           *       "created_at": "2026-11-21T10:02:44.560Z",
+           *       "finished_at": "2026-11-21T10:02:45.012Z"
+           *     }
+           */
+          'application/json': components['schemas']['BulkOperation'];
+        };
+      };
+      /** @description Invalid request, input or definition */
+      400: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "Invalid body: /events/0 must be one of execution.started, execution.completed.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "bulk_operation_not_found",
+           *         "message": "No bulk operation 'op_4fT9kQ2mX7vLp8RtY3wZc6Nb' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body larger than the limit */
+      413: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "payload_too_large",
+           *         "message": "The body is larger than 1048576 bytes.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Body is not JSON */
+      415: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unsupported_media_type",
+           *         "message": "Send the body as application/json.",
            *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
            *         "details": []
            *       }
