@@ -178,7 +178,7 @@ export function bulkOperationRoutes(): AnyRoute[] {
         `Chooses the executions now (at most ${MAX_BULK_EXECUTIONS}; a filter that matches more is a 400, to be narrowed) ` +
         'and acts on them in the background at a bounded rate, each at most once, across restarts. ' +
         '`dry_run: true` answers 200 with the count and a sample, and changes nothing. ' +
-        `A workspace runs at most ${MAX_RUNNING_OPERATIONS} operations at once (409 limit_exceeded).`,
+        `A workspace runs at most ${MAX_RUNNING_OPERATIONS} operations at once; one more is a 409 limit_exceeded.`,
       tag: 'Bulk operations',
       auth: 'write',
       body: createSchema,

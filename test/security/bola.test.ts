@@ -33,6 +33,7 @@ const NOT_FOUND_CODE: Record<string, string> = {
   webhooks: 'webhook_not_found',
   secrets: 'not_found',
   events: 'event_not_found',
+  'bulk-operations': 'bulk_operation_not_found',
 };
 
 /**

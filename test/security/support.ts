@@ -186,6 +186,12 @@ const SAMPLE_BODIES: Record<string, () => unknown> = {
   createWebhook: () => ({ url: 'https://example.com/hook', events: ['execution.completed'] }),
   triggerHook: () => ({}),
   sendEvents: () => ({ name: 'security.suite', data: { n: 1 } }),
+  // A dry run: counts and changes nothing, so the suites may send it as often as they like.
+  createBulkOperation: () => ({
+    action: 'cancel',
+    filter: { execution_ids: ['ex_securitysuite'] },
+    dry_run: true,
+  }),
 };
 
 export function sampleBody(op: Operation): Record<string, unknown> | undefined {
@@ -383,6 +389,8 @@ export interface Population {
   eventId: string;
   /** An event the workspace sent (POST /v1/events), with another after it (a second page). */
   sentEventId: string;
+  /** A bulk operation (a cancel of the succeeded execution: it skips it), with another (a second page). */
+  bulkOperationId: string;
 }
 
 /** The approval step id of `approvalWorkflowId`. */
@@ -480,6 +488,18 @@ export async function populate(service: TestService, receiverUrl: string): Promi
       202,
     )
   ).ids as unknown as string[];
+  // Two bulk operations that act on nothing (a finished execution does not qualify for a cancel).
+  const operations: string[] = [];
+  for (let i = 0; i < 2; i++)
+    operations.push(
+      (
+        await created(
+          '/v1/bulk-operations',
+          { action: 'cancel', filter: { execution_ids: [succeeded] } },
+          202,
+        )
+      ).id!,
+    );
   const delivery = await waitFor(
     async () => {
       const res = await api.get(`/v1/webhooks/${webhook.id}/deliveries`).expect(200);
@@ -510,6 +530,7 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     deliveryId: delivery.id,
     eventId: delivery.event_id,
     sentEventId: sentEventId!,
+    bulkOperationId: operations[0]!,
   };
 }
 
@@ -543,6 +564,7 @@ export function populationPath(op: Operation, p: Population): Record<string, str
     webhooks: { id: p.webhookId, delivery_id: p.deliveryId },
     hooks: { workflow: p.hookWorkflowId },
     events: { id: p.sentEventId },
+    'bulk-operations': { id: p.bulkOperationId },
     // The caller's own workspace: no id in the path.
     workspace: {},
   };
