@@ -497,7 +497,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel, retry or rerun the executions a filter matches
-     * @description Chooses the executions now (at most 10000; a filter that matches more is a 400, to be narrowed) and acts on them in the background at a bounded rate, each at most once, across restarts. `dry_run: true` answers 200 with the count and a sample, and changes nothing. A workspace runs at most 5 operations at once (409 limit_exceeded).
+     * @description Chooses the executions now (at most 10000; a filter that matches more is a 400, to be narrowed) and acts on them in the background at a bounded rate, each at most once, across restarts. `dry_run: true` answers 200 with the count and a sample, and changes nothing. A workspace runs at most 5 operations at once; one more is a 409 limit_exceeded.
      */
     post: operations['createBulkOperation'];
     delete?: never;
