@@ -129,8 +129,9 @@ describe('replicas: two APIs, two workers, a worker killed, a rolling upgrade @i
       const res = await nextApi().post(`/v1/workflows/${scenario.workflowId}/trigger`, {}).expect(202);
       afterUpgrade.push(res.body.execution_id as string);
     }
-    // The old build is drained once its runs are done: its workers stop.
-    await waitAllClosed(waiting);
+    // The old build is drained once its runs are done (the approvals, and the runs of the load, which a
+    // loaded machine may still be retrying): its workers stop.
+    await waitAllClosed([...accepted, ...waiting]);
     await scenario.deployment.worker.kill('SIGTERM');
     await secondWorker.kill('SIGTERM');
 
