@@ -80,6 +80,11 @@ export type ChildPreparation =
  */
 export type RunPath = string[];
 
+/** The run keys of a run path ("3", "crm/0"; '' at the top level): what an approval's `run` and event_wakes.run name. */
+export function runKeyOf(path: RunPath): string {
+  return path.filter((_, i) => i % 2 === 1).join('/');
+}
+
 /**
  * Where a retry run starts (docs/api.md#retry-from-the-failed-step): the failed run's steps before the failed
  * one, as they were recorded (not run again), and the step to start from.

@@ -28,6 +28,15 @@ interface AstNode {
   [key: string]: unknown;
 }
 
+/**
+ * A key's value as the index holds it, on both sides (the wait's value, the event's): JSON of a string,
+ * number, boolean or null, which JSONata's `=` compares by value; undefined for anything else (no key).
+ */
+export function keyValueOf(value: unknown): string | undefined {
+  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return JSON.stringify(value);
+  return undefined;
+}
+
 /** A sub-expression and where its source lies in the whole expression. */
 interface Span {
   node: AstNode;

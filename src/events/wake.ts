@@ -21,6 +21,7 @@ import {
   type WokenByEvent,
 } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
+import { keyValueOf } from '../../core/expressions/match-key';
 import { isTruthy } from '../../core/expressions/evaluate';
 import { EvaluationBudget } from '../../core/expressions/limits';
 import { workspaceEvaluator } from '../../platform/compute/evaluation';
@@ -87,8 +88,7 @@ export function keyValueAt(event: WokenByEvent, keyPath: string): string | undef
     if (typeof value !== 'object' || value === null || !Object.hasOwn(value, name)) return null;
     value = (value as Record<string, unknown>)[name];
   }
-  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return JSON.stringify(value);
-  return undefined;
+  return keyValueOf(value);
 }
 
 /**

@@ -14,13 +14,14 @@ import type { WaitForEventStep } from '../../core/definitions/schema';
 import { DEFAULT_EVENT_WAIT_TIMEOUT } from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
-import { matchKeyOf } from '../../core/expressions/match-key';
+import { keyValueOf, matchKeyOf } from '../../core/expressions/match-key';
 import { findReferences } from '../../core/expressions/references';
 import {
   STEP_ERROR_CODES,
   type EndEventWaitRequest,
   type EventWaitSpec,
   type ExpressionContext,
+  runKeyOf,
   type RunPath,
   type StepRecord,
   type WokenByEvent,
@@ -65,12 +66,6 @@ export function eventView(event: WakingEvent): WokenByEvent {
   };
 }
 
-/** A key's value as the index holds it: JSON of a string, number, boolean or null; undefined otherwise. */
-export function keyValueOf(value: unknown): string | undefined {
-  if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) return JSON.stringify(value);
-  return undefined;
-}
-
 /** `$` or `$$` alone (the whole context), as opposed to a function (`$count`) or a variable (`$x`). */
 const WHOLE_CONTEXT = /\$(?![A-Za-z0-9_])/;
 
@@ -91,11 +86,6 @@ export function matchContext(match: string | null, context: ExpressionContext): 
     kept['steps'] = steps;
   }
   return kept;
-}
-
-/** The run keys of the containers around a step ("3", "crm/0"; '' at the top level), as event_wakes.run. */
-function runKeyOf(path: RunPath): string {
-  return path.filter((_, i) => i % 2 === 1).join('/');
 }
 
 export function createEventWaits(deps: EventWaitDeps) {

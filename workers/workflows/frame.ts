@@ -143,10 +143,7 @@ export function waitKey(path: RunPath, stepId: string): string {
   return [...path, stepId].join('/');
 }
 
-/** The run key path an approval request names (`run`): the path segments' keys, joined by "/". */
-export function runKeyOf(path: RunPath): string {
-  return path.filter((_, i) => i % 2 === 1).join('/');
-}
+export { runKeyOf } from '../../core/execution-types';
 
 /** What a container module needs from the interpreter (interpreter.ts), without importing it. */
 export interface Runner {
