@@ -82,7 +82,8 @@ describe('Console: schedules @browser', function () {
     await expectAccessible(page, 'the backfill dialog');
     await dialog.getByRole('button', { name: 'Start backfill' }).click();
     await panel.getByText('Backfill started: 5 runs.').waitFor();
-    expect(await dialog.isVisible()).to.equal(false);
+    // The dialog closes in the effect after the render that shows the notice.
+    await dialog.waitFor({ state: 'hidden', timeout: 5_000 });
     await panel.getByTestId('schedule-run').nth(5).waitFor({ timeout: 30_000 });
 
     // A refusal keeps the dialog open with the service's answer.
@@ -91,7 +92,7 @@ describe('Console: schedules @browser', function () {
     await dialog.getByRole('button', { name: 'Start backfill' }).click();
     await dialog.getByRole('alert').getByText('/end must not be in the future').waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    expect(await dialog.isVisible()).to.equal(false);
+    await dialog.waitFor({ state: 'hidden', timeout: 5_000 });
     expectNoErrors(tab.watch, [/status of 400/]);
   });
 
