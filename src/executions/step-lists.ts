@@ -299,17 +299,63 @@ export interface ChunkItem {
   fill(chunkSources: ListSources): void;
 }
 
-const chunkItems = new WeakMap<RunView, ChunkItem>();
+/** What an item run of a chunked map needs to show its steps later (ChunkItem.fill), kept per run. */
+interface ChunkItemSource {
+  chunk: { workflowId: string; runId: string };
+  step: Extract<ContainerStep, { kind: 'map' }>;
+  frame: ListFrame;
+  /** The steps before the map, as the items' steps saw them. */
+  before: ListFrame['context']['steps'];
+  item: unknown;
+  index: number;
+}
+
+const chunkItems = new WeakMap<RunView, ChunkItemSource>();
 
 /** The chunk of a chunked map's item run (undefined for any other run). */
 export function chunkItemOf(run: RunView): ChunkItem | undefined {
-  return chunkItems.get(run);
+  const source = chunkItems.get(run);
+  if (!source) return undefined;
+  return {
+    chunk: source.chunk,
+    fill: (chunkSources) => {
+      // An item the chunk kept from its previous run (a retry), or never reached, has no steps there.
+      if (!chunkSources.startedRuns.has(run.path.join('/'))) return;
+      const { step, frame, before, item, index } = source;
+      const itemFrame: ListFrame = {
+        path: run.path,
+        context: { ...frame.context, [step.as ?? 'item']: item, index, steps: { ...before } },
+        started: true,
+      };
+      run.steps = mapList(step.steps, itemFrame, chunkSources);
+    },
+  };
+}
+
+/** What every item of one chunk shares, worked out once per chunk rather than once per item. */
+interface ChunkFacts {
+  chunk: ChunkRun;
+  startedAt: string;
+  finishedAt: string | null;
+  failed: ReadonlySet<number>;
+  runId?: { workflowId: string; runId: string };
+}
+
+function chunkFacts(chunk: ChunkRun): ChunkFacts {
+  return {
+    chunk,
+    startedAt: chunk.initiatedAt.toISOString(),
+    finishedAt: chunk.finishedAt?.toISOString() ?? null,
+    failed: new Set(chunk.result?.failures.map((failure) => failure.index)),
+    ...(chunk.runId && { runId: { workflowId: chunk.workflowId, runId: chunk.runId } }),
+  };
 }
 
 /**
  * A large map's items, from its chunks' results (workers/workflows/map-chunk.ts): each item's status,
  * output and error. Their steps ran in the chunks' own histories: a run shows them once its chunk's
- * history is read (chunkItemOf, chunk-steps.ts), which reads do for the runs they show.
+ * history is read (chunkItemOf, chunk-steps.ts), which reads do for the runs they show. Every read of the
+ * execution builds all of them (10,000 for the largest map), so this stays linear and allocates little.
  */
 function chunkedMapRuns(
   step: Extract<ContainerStep, { kind: 'map' }>,
@@ -317,50 +363,53 @@ function chunkedMapRuns(
   chunks: ChunkRun[],
   frame: ListFrame,
 ): RunView[] {
-  const name = step.as ?? 'item';
   // What the items' steps saw besides their item: the steps before the map.
   const before = { ...frame.context.steps };
-  return items.map((item, index) => {
-    const chunk = chunks.find((c) => index >= c.first && index < c.first + c.count);
-    const run = chunkedItemRun([...frame.path, step.id, String(index)], index, chunk);
-    if (!chunk?.runId) return run;
-    chunkItems.set(run, {
-      chunk: { workflowId: chunk.workflowId, runId: chunk.runId },
-      fill: (chunkSources) => {
-        // An item the chunk kept from its previous run (a retry), or never reached, has no steps there.
-        if (!chunkSources.startedRuns.has(run.path.join('/'))) return;
-        const itemFrame: ListFrame = {
-          path: run.path,
-          context: { ...frame.context, [name]: item, index, steps: { ...before } },
-          started: true,
-        };
-        run.steps = mapList(step.steps, itemFrame, chunkSources);
-      },
-    });
-    return run;
-  });
+  const byFirst = new Map<number, ChunkRun>();
+  for (const chunk of chunks) if (!byFirst.has(chunk.first)) byFirst.set(chunk.first, chunk);
+  const runs: RunView[] = new Array(items.length);
+  let facts: ChunkFacts | undefined;
+  for (let index = 0; index < items.length; index++) {
+    // Chunks hold consecutive items: the item after a chunk's last begins the next one (or none yet).
+    if (!facts || index >= facts.chunk.first + facts.chunk.count) {
+      const chunk = byFirst.get(index);
+      facts = chunk ? chunkFacts(chunk) : undefined;
+    }
+    const run = chunkedItemRun([...frame.path, step.id, String(index)], index, facts);
+    if (facts?.runId) {
+      chunkItems.set(run, { chunk: facts.runId, step, frame, before, item: items[index], index });
+    }
+    runs[index] = run;
+  }
+  return runs;
 }
 
 /** Item `index` of a chunked map as its chunk's result tells it (no steps). */
-function chunkedItemRun(path: RunPath, index: number, chunk: ChunkRun | undefined): RunView {
+function chunkedItemRun(path: RunPath, index: number, facts: ChunkFacts | undefined): RunView {
   const run: RunView = {
-    key: String(index),
+    key: path[path.length - 1]!,
     path,
     status: 'pending',
     started_at: null,
     finished_at: null,
     steps: [],
   };
-  if (!chunk) return run;
-  run.started_at = chunk.initiatedAt.toISOString();
-  if (chunk.state === 'running') return { ...run, status: 'running' };
-  run.finished_at = chunk.finishedAt?.toISOString() ?? null;
+  if (!facts) return run;
+  const { chunk } = facts;
+  run.started_at = facts.startedAt;
+  if (chunk.state === 'running') {
+    run.status = 'running';
+    return run;
+  }
+  run.finished_at = facts.finishedAt;
   const result = chunk.result;
-  if (!result) return { ...run, status: chunk.state === 'failed' ? 'failed' : 'canceled' };
-  if (result.failures.some((failure) => failure.index === index)) return { ...run, status: 'failed' };
-  if (index - chunk.first >= result.ran) return { ...run, status: 'canceled', started_at: null };
-  run.status = 'success';
-  chunkOutputs.set(run, result.outputs[index - chunk.first] ?? null);
+  if (!result) run.status = chunk.state === 'failed' ? 'failed' : 'canceled';
+  else if (facts.failed.has(index)) run.status = 'failed';
+  else if (index - chunk.first >= result.ran) Object.assign(run, { status: 'canceled', started_at: null });
+  else {
+    run.status = 'success';
+    chunkOutputs.set(run, result.outputs[index - chunk.first] ?? null);
+  }
   return run;
 }
 
