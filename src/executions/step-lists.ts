@@ -367,7 +367,7 @@ function chunkedMapRuns(
   const before = { ...frame.context.steps };
   const byFirst = new Map<number, ChunkRun>();
   for (const chunk of chunks) if (!byFirst.has(chunk.first)) byFirst.set(chunk.first, chunk);
-  const runs: RunView[] = new Array(items.length);
+  const runs = new Array<RunView>(items.length);
   let facts: ChunkFacts | undefined;
   for (let index = 0; index < items.length; index++) {
     // Chunks hold consecutive items: the item after a chunk's last begins the next one (or none yet).
