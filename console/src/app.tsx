@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { Link, Route, Switch, useLocation } from 'wouter-preact';
 import { whenSessionEnds } from './api';
 import { ErrorNotice, Loading } from './components/feedback';
+import { BulkOperationPage, BulkOperationsPage } from './pages/bulk-operations';
 import { EventPage, EventsPage } from './pages/events';
 import { ExecutionPage } from './pages/execution';
 import { NotFoundPage } from './pages/not-found';
@@ -54,7 +55,11 @@ export function App() {
 }
 
 const NAV = [
-  { href: '/', label: 'Runs', match: (path: string) => path === '/' || path.startsWith('/runs') },
+  {
+    href: '/',
+    label: 'Runs',
+    match: (path: string) => path === '/' || path.startsWith('/runs') || path.startsWith('/bulk-operations'),
+  },
   { href: '/workflows', label: 'Workflows', match: (path: string) => path.startsWith('/workflows') },
   { href: '/events', label: 'Events', match: (path: string) => path.startsWith('/events') },
   { href: '/webhooks', label: 'Webhooks', match: (path: string) => path.startsWith('/webhooks') },
@@ -130,6 +135,10 @@ function Shell({ session, onSignedOut }: { session: ConsoleSession; onSignedOut:
           <Route path="/" component={RunsPage} />
           <Route path="/runs" component={RunsPage} />
           <Route path="/runs/:id">{(params: { id: string }) => <ExecutionPage id={params.id} />}</Route>
+          <Route path="/bulk-operations" component={BulkOperationsPage} />
+          <Route path="/bulk-operations/:id">
+            {(params: { id: string }) => <BulkOperationPage id={params.id} />}
+          </Route>
           <Route path="/workflows" component={WorkflowsPage} />
           <Route path="/workflows/:id">{(params: { id: string }) => <WorkflowPage id={params.id} />}</Route>
           <Route path="/events" component={EventsPage} />

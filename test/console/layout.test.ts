@@ -123,6 +123,7 @@ interface Fixture {
   composedWorkflowId: string;
   composedRunId: string;
   eventId: string;
+  bulkOperationId: string;
 }
 
 async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver): Promise<Fixture> {
@@ -156,7 +157,12 @@ async function seed(harness: ConsoleHarness, api: ApiClient, receiver: Receiver)
   const event = await api
     .post('/v1/events', { name: 'user.signup', data: { customer: 'Ada Lovelace', plan: 'pro' } })
     .expect(202);
+  // A cancel of a finished run: it skips it, and leaves the runs as they are.
+  const bulk = await api
+    .post('/v1/bulk-operations', { action: 'cancel', filter: { execution_ids: [runId] } })
+    .expect(202);
   return {
+    bulkOperationId: bulk.body.id as string,
     runId,
     workflowId,
     webhookId: hook.body.id as string,
@@ -206,6 +212,8 @@ describe('Console: every page at desktop and phone width @browser', function () 
     { path: '/webhooks', name: 'the webhooks' },
     { path: `/webhooks/${f.webhookId}`, name: 'an endpoint' },
     { path: '/settings', name: 'the settings' },
+    { path: '/bulk-operations', name: 'the bulk operations' },
+    { path: `/bulk-operations/${f.bulkOperationId}`, name: 'a bulk operation' },
     { path: '/no/such/page', name: 'a missing page' },
   ];
 

@@ -15,7 +15,9 @@ import {
 /** Every control that changes something, by its accessible name. */
 const WRITE_ACTIONS = [
   /Retry/,
+  /Rerun/,
   /Cancel run/,
+  /Cancel operation/,
   /^Approve$/,
   /^Reject$/,
   /Start run/,

@@ -35,6 +35,10 @@ export {
   type EventsAccepted,
   type Schedule,
   type BackfillAccepted,
+  type BulkOperation,
+  type BulkOperationRequest,
+  type BulkOperationAccepted,
+  type BulkOperationDryRun,
 } from './api-client';
 export {
   SwitchyardError,

@@ -5,22 +5,17 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
+import { fromLocalInput, localInput } from '../local-time';
 import { useAction } from '../use-action';
 import { ConfirmDialog } from './dialog';
 import { ErrorNotice } from './feedback';
 import { TextField } from './form-panel';
 
-/** A time as a datetime-local input shows it: local, to the minute. */
-function localInput(date: Date): string {
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-/** A datetime-local value (the reader's time zone) as RFC 3339 in UTC. */
+/** A datetime-local value (the reader's time zone) as RFC 3339 in UTC, or why it cannot be sent. */
 function rfc3339(value: string, field: string): string {
-  const date = new Date(value);
-  if (value === '' || Number.isNaN(date.getTime())) throw new Error(`Enter the ${field} date and time.`);
-  return date.toISOString();
+  const time = fromLocalInput(value);
+  if (time === undefined) throw new Error(`Enter the ${field} date and time.`);
+  return time;
 }
 
 export function BackfillDialog({

@@ -8,6 +8,7 @@ export function DataTable({
   label,
   columns,
   actions = false,
+  leading,
   class: tableClass,
   children,
 }: {
@@ -17,6 +18,8 @@ export function DataTable({
   columns: readonly string[];
   /** Whether a last column holds each row's buttons (its heading is for screen readers only). */
   actions?: boolean;
+  /** A first heading cell before the columns (the runs list's "select all" checkbox). */
+  leading?: ComponentChildren;
   class?: string;
   /** The rows. */
   children: ComponentChildren;
@@ -26,6 +29,11 @@ export function DataTable({
       <table class={tableClass}>
         <thead>
           <tr>
+            {leading !== undefined && (
+              <th scope="col" class="select-cell">
+                {leading}
+              </th>
+            )}
             {columns.map((column) => (
               <th scope="col" key={column}>
                 {column}

@@ -19,15 +19,21 @@ export function ConfirmDialog({
   title,
   children,
   confirmLabel,
+  dismissLabel = 'Cancel',
   danger = false,
   busy = false,
+  ready = true,
   onConfirm,
   onCancel,
 }: ConfirmDialogState & {
   title: string;
   children: ComponentChildren;
   confirmLabel: string;
+  /** The button that closes it unconfirmed ("Close" where "Cancel" would name the action). */
+  dismissLabel?: string;
   danger?: boolean;
+  /** Whether there is something to confirm yet (a count that has arrived). */
+  ready?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -50,9 +56,14 @@ export function ConfirmDialog({
       <div class="dialog-body">{children}</div>
       <div class="actions">
         <button type="button" onClick={onCancel} disabled={busy}>
-          Cancel
+          {dismissLabel}
         </button>
-        <button type="button" class={danger ? 'danger' : 'primary'} onClick={onConfirm} disabled={busy}>
+        <button
+          type="button"
+          class={danger ? 'danger' : 'primary'}
+          onClick={onConfirm}
+          disabled={busy || !ready}
+        >
           {busy ? 'Working…' : confirmLabel}
         </button>
       </div>

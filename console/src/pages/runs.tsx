@@ -1,25 +1,27 @@
 /**
- * The runs list: GET /v1/executions with the workflow and status filters (kept in the address, so a
- * filtered list can be shared), "Load more" by cursor, and live refresh by polling while the toggle is on.
+ * The runs list: GET /v1/executions with the workflow, status, error code and start-time filters (kept in
+ * the address, so a filtered list can be shared), "Load more" by cursor, and live refresh by polling while
+ * the toggle is on. A key that may write selects rows and acts on them, or on every run the filter matches,
+ * in bulk (components/bulk-actions.tsx).
  */
-import {
-  EXECUTION_STATUSES,
-  SwitchyardError,
-  type ExecutionStatus,
-  type ExecutionSummary,
-} from '@switchyard/client/browser';
-import { useState } from 'preact/hooks';
+import { SwitchyardError, type ExecutionSummary } from '@switchyard/client/browser';
+import { useEffect, useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
 import { api } from '../api';
+import { BulkActions, type RunSelection } from '../components/bulk-actions';
 import { DataTable } from '../components/data-table';
 import { ErrorNotice, ListStatus } from '../components/feedback';
 import { LiveToggle } from '../components/live-toggle';
+import { RunFilters } from '../components/run-filters';
 import { StatusBadge } from '../components/status';
 import { formatDuration, formatTime } from '../format';
+import { isEmptyFilter, readRunFilter, type RunFilterField } from '../run-filter';
+import { useCan } from '../session';
 import { useAsync, useInterval } from '../use-async';
 
 const PAGE_SIZE = 20;
 const REFRESH_MS = 5000;
+const NOTHING_SELECTED: RunSelection = { ids: new Set(), allMatching: false };
 
 interface Listing {
   items: ExecutionSummary[];
@@ -29,11 +31,11 @@ interface Listing {
 export function RunsPage() {
   const search = new URLSearchParams(useSearch());
   const [, navigate] = useLocation();
-  const workflow = search.get('workflow') ?? '';
-  const statusParam = search.get('status') ?? '';
-  const status = (EXECUTION_STATUSES as readonly string[]).includes(statusParam)
-    ? (statusParam as ExecutionStatus)
-    : undefined;
+  const filter = readRunFilter(search);
+  const filterKey = JSON.stringify(filter);
+  const filtered = !isEmptyFilter(filter);
+  const canWrite = useCan('write');
+  const [selection, setSelection] = useState<RunSelection>(NOTHING_SELECTED);
   const [live, setLive] = useState(true);
   const [moreError, setMoreError] = useState<unknown>(undefined);
   const [loadingMore, setLoadingMore] = useState(false);
@@ -47,15 +49,17 @@ export function RunsPage() {
   const list = useAsync(async (): Promise<Listing> => {
     const limit = Math.min(100, Math.max(PAGE_SIZE, extra?.items.length ?? 0));
     const page = await api.raw.GET('/v1/executions', {
-      params: { query: { limit, ...(workflow ? { workflow } : {}), ...(status ? { status } : {}) } },
+      params: { query: { limit, ...filter } },
     });
     if (!page.data) throw SwitchyardError.fromResponse(page.response, page.error);
     return { items: page.data.data, nextCursor: page.data.next_cursor };
-  }, [workflow, status]);
+  }, [filterKey]);
 
   useInterval(() => void list.reload(), REFRESH_MS, live);
+  // Another filter, another list: what was selected in the last one is not.
+  useEffect(() => setSelection(NOTHING_SELECTED), [filterKey]);
 
-  const setFilter = (name: 'workflow' | 'status', value: string) => {
+  const setFilter = (name: RunFilterField, value: string) => {
     const next = new URLSearchParams(search);
     if (value) next.set(name, value);
     else next.delete(name);
@@ -78,8 +82,7 @@ export function RunsPage() {
           query: {
             limit: PAGE_SIZE,
             cursor: listing.nextCursor,
-            ...(workflow ? { workflow } : {}),
-            ...(status ? { status } : {}),
+            ...filter,
           },
         },
       });
@@ -92,55 +95,50 @@ export function RunsPage() {
     }
   };
 
+  const items = shown?.items ?? [];
+  const allShownSelected =
+    selection.allMatching || (items.length > 0 && items.every((run) => selection.ids.has(run.execution_id)));
+  const selectRun = (id: string, on: boolean) =>
+    setSelection((current) => {
+      const ids = new Set(current.allMatching ? items.map((run) => run.execution_id) : current.ids);
+      if (on) ids.add(id);
+      else ids.delete(id);
+      return { ids, allMatching: false };
+    });
+  const selectShown = (on: boolean) =>
+    setSelection(
+      on ? { ids: new Set(items.map((run) => run.execution_id)), allMatching: false } : NOTHING_SELECTED,
+    );
+
   return (
     <section aria-labelledby="runs-title">
       <div class="page-head">
         <h1 id="runs-title">Runs</h1>
-        <LiveToggle id="live-refresh" live={live} onChange={setLive}>
-          {live && list.loading && list.data && <span class="hint"> (refreshing…)</span>}
-        </LiveToggle>
+        <div class="head-tools">
+          <Link href="/bulk-operations">Recent bulk operations</Link>
+          <LiveToggle id="live-refresh" live={live} onChange={setLive}>
+            {live && list.loading && list.data && <span class="hint"> (refreshing…)</span>}
+          </LiveToggle>
+        </div>
       </div>
-      <form class="filters" aria-label="Filter runs" onSubmit={(e) => e.preventDefault()}>
-        <div class="field">
-          <label for="filter-workflow">Workflow</label>
-          <select
-            id="filter-workflow"
-            value={workflow}
-            onChange={(e) => setFilter('workflow', e.currentTarget.value)}
-          >
-            <option value="">All workflows</option>
-            {workflow && !workflowIds.includes(workflow) && <option value={workflow}>{workflow}</option>}
-            {workflowIds.map((id) => (
-              <option key={id} value={id}>
-                {id}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="filter-status">Status</label>
-          <select
-            id="filter-status"
-            value={status ?? ''}
-            onChange={(e) => setFilter('status', e.currentTarget.value)}
-          >
-            <option value="">Any status</option>
-            {EXECUTION_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </div>
-      </form>
+      <RunFilters filter={filter} workflowIds={workflowIds} onChange={setFilter} />
+      {canWrite && (
+        <BulkActions
+          filter={filter}
+          selection={selection}
+          onSelectAllMatching={() => setSelection({ ids: new Set(), allMatching: true })}
+          onClear={() => setSelection(NOTHING_SELECTED)}
+          onFinished={() => list.reload()}
+        />
+      )}
       <ListStatus
         state={list}
         items={shown?.items}
         things="runs"
         empty={
           <>
-            No runs{workflow || status ? ' match these filters' : ' yet'}.{' '}
-            {!workflow && !status && (
+            No runs{filtered ? ' match these filters' : ' yet'}.{' '}
+            {!filtered && (
               <>
                 Start one from a <Link href="/workflows">workflow</Link>.
               </>
@@ -153,9 +151,29 @@ export function RunsPage() {
           label="Runs table"
           class="runs"
           columns={['Run', 'Workflow', 'Status', 'Started', 'Duration', 'Error']}
+          leading={
+            canWrite ? (
+              <input
+                type="checkbox"
+                aria-label="Select all shown runs"
+                checked={allShownSelected}
+                onChange={(e) => selectShown(e.currentTarget.checked)}
+              />
+            ) : undefined
+          }
         >
           {shown.items.map((run) => (
             <tr key={run.execution_id} data-testid="run-row">
+              {canWrite && (
+                <td class="select-cell">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select ${run.execution_id}`}
+                    checked={selection.allMatching || selection.ids.has(run.execution_id)}
+                    onChange={(e) => selectRun(run.execution_id, e.currentTarget.checked)}
+                  />
+                </td>
+              )}
               <td>
                 <Link href={`/runs/${encodeURIComponent(run.execution_id)}`} class="mono">
                   {run.execution_id}
