@@ -5,10 +5,10 @@
  * (processes/supervisor.ts), and stops everything on Ctrl-C.
  */
 import path from 'node:path';
-import { API_REFERENCE_PATH } from '../src/http/api-reference';
+import { API_REFERENCE_PATH } from '../src/http/paths';
 import type { DevServer } from '../platform/temporal/dev-server';
 import { exitOnSignals, failStart, loadConfigOrExit, processLogger } from './process-lifecycle';
-import { startEmbeddedTemporal } from './runtime';
+import { startEmbeddedTemporal } from './embedded-temporal';
 import { superviseService, type ReadyMessage } from './supervisor';
 
 async function main(): Promise<void> {

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import type { Worker, WorkflowBundleOption } from '@temporalio/worker';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { createApp } from '../src/app';
-import { CODEC_PATH } from '../src/http/codec-server';
-import { API_REFERENCE_PATH } from '../src/http/api-reference';
+import { API_REFERENCE_PATH } from '../src/http/paths';
+import { startEmbeddedTemporal } from './embedded-temporal';
 import { handleClientError } from '../src/http/client-error';
 import { AdmissionGate } from '../src/flow-control/admission';
 import { EventDispatcher } from '../src/events/dispatcher';
@@ -33,13 +33,12 @@ import type { Services } from '../src/services';
 import { acquireDataDirLock, canServeSocket, pgliteSocketPath } from '../platform/store/data-dir-lock';
 import { openDatabase, type Database } from '../platform/store/db';
 import { migrate } from '../platform/store/migrate';
-import { ensureTemporalCli } from '../platform/temporal/cli';
 import {
   connectTemporal,
   resolveTemporalTarget,
   type TemporalConnection,
 } from '../platform/temporal/connection';
-import { startDevServer, type DevServer } from '../platform/temporal/dev-server';
+import type { DevServer } from '../platform/temporal/dev-server';
 import { payloadCodecsOf } from '../platform/temporal/encryption-codec';
 import { ensureRetention, ensureSearchAttributes } from '../platform/temporal/namespace-setup';
 import { rollOutWorkerVersion, workerVersion } from '../platform/temporal/worker-deployment';
@@ -342,31 +341,6 @@ export async function startRuntime({
     await stop();
     throw error;
   }
-}
-
-/** The Temporal dev server of the embedded setup, in DATA_DIR, on the configured ports. */
-export async function startEmbeddedTemporal(config: Config, logger: Logger): Promise<DevServer> {
-  const cliPath = await ensureTemporalCli(config.temporal.cliPath, logger);
-  return startDevServer({
-    cliPath,
-    dataDir: config.dataDir,
-    ip: config.temporal.devIp,
-    port: config.temporal.devPort,
-    uiPort: config.temporal.uiPort,
-    namespace: config.temporal.namespace,
-    logger,
-    uiCodecEndpoint: embeddedCodecEndpoint(config),
-  });
-}
-
-/**
- * With payload encryption on, the embedded Temporal UI decodes through the API's codec endpoint
- * (docs/operations.md#encrypted-step-data); its browser still has to be signed in to the console.
- */
-export function embeddedCodecEndpoint(config: Config): string | undefined {
-  if (!config.payloadEncryptionKeys || config.port === 0) return undefined;
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${CODEC_PATH}`;
 }
 
 /** A loopback port nobody listens on right now. */

@@ -3,10 +3,9 @@
  * under the data folder (so restarts keep every execution), with Temporal UI. Used by `npm start`, the
  * test suite and the benchmarks; production points TEMPORAL_ADDRESS at a real cluster instead.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger';
 import { SEARCH_ATTRIBUTES } from '../../core/search-attributes';
 
@@ -159,7 +158,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       throw new Error(
         `The Temporal dev server exited at start (${describeExit(exited)}). ${hint(options, logFile)}`,
       );
-    if (await frontendAnswers(address)) break;
+    if (await frontendAnswers(options.cliPath, address)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(
@@ -202,17 +201,20 @@ function tiedToThisProcess(command: string, args: string[]): [string, string[]] 
   return SETPRIV ? [SETPRIV, ['--pdeathsig', 'TERM', '--', command, ...args]] : [command, args];
 }
 
-async function frontendAnswers(address: string): Promise<boolean> {
-  let connection: Connection | undefined;
-  try {
-    connection = await Connection.connect({ address, connectTimeout: 1000 });
-    await connection.withDeadline(Date.now() + 1000, () => connection!.workflowService.getSystemInfo({}));
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await connection?.close().catch(() => undefined);
-  }
+/**
+ * Whether the frontend serves yet, asked with the CLI's own health check rather than a gRPC client: the
+ * supervisor of `npm start` starts the server, and loading the Temporal client there only for this would
+ * keep tens of MB in it for as long as it runs.
+ */
+function frontendAnswers(cliPath: string, address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(
+      cliPath,
+      ['operator', 'cluster', 'health', '--address', address],
+      { timeout: 2_000 },
+      (error, stdout) => resolve(!error && stdout.includes('SERVING')),
+    );
+  });
 }
 
 function describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): string {

@@ -10,7 +10,9 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { apiReferenceBundlePath } from '../../platform/paths';
 
-export const API_REFERENCE_PATH = '/docs';
+import { API_REFERENCE_PATH } from './paths';
+
+export { API_REFERENCE_PATH };
 const ASSETS_PATH = `${API_REFERENCE_PATH}/assets`;
 
 /**

@@ -26,7 +26,9 @@ import type { Authenticator } from './auth';
 import { readJsonBody } from './body';
 import { objectFromEntries } from '../../core/user-json';
 
-export const CODEC_PATH = '/codec';
+import { CODEC_PATH } from './paths';
+
+export { CODEC_PATH };
 /** The workspace whose admin keys are operators' keys (created at first start, BOOTSTRAP_API_KEY's). */
 export const OPERATOR_WORKSPACE = 'default';
 /** A history page's payloads at once: Temporal allows 2 MB per payload, base64 adds a third. */

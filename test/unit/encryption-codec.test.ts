@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../platform/config';
-import { embeddedCodecEndpoint } from '../../processes/runtime';
+import { embeddedCodecEndpoint } from '../../processes/embedded-temporal';
 import { devServerArgs } from '../../platform/temporal/dev-server';
 import {
   ENCRYPTED_ENCODING,

@@ -1,9 +1,23 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../platform/logger';
 import { superviseService } from '../../processes/supervisor';
+
+/**
+ * The modules the supervisor process of `npm start` loads (processes/main.ts imports these three), read in
+ * a process of their own so that this suite's own imports do not count.
+ */
+function supervisorModules(): string[] {
+  const processes = path.join(__dirname, '..', '..', 'processes');
+  const script = `require(${JSON.stringify(path.join(processes, 'embedded-temporal'))});
+    require(${JSON.stringify(path.join(processes, 'supervisor'))});
+    require(${JSON.stringify(path.join(processes, 'process-lifecycle'))});
+    process.stdout.write(JSON.stringify(Object.keys(require.cache)));`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+}
 
 describe('the supervisor of the embedded service process', () => {
   it('starts the service process with the Node options it is given', async () => {
@@ -35,5 +49,20 @@ describe('the supervisor of the embedded service process', () => {
       await supervisor.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('stays small: it loads neither the service (API, worker, database) nor a Temporal client', () => {
+    const modules = supervisorModules();
+    expect(modules.length, 'no module loaded: the probe is broken').to.be.greaterThan(3);
+    // Constants only: the paths the banner names.
+    const allowed = new Set([path.join(__dirname, '..', '..', 'src', 'http', 'paths.js')]);
+    const heavy = modules.filter(
+      (file) =>
+        !allowed.has(file) &&
+        /node_modules\/(koa|@temporalio\/(client|worker|proto)|@electric-sql|pg)\/|\/dist\/(src|workers)\//.test(
+          file,
+        ),
+    );
+    expect(heavy, 'modules the supervisor should not load').to.deep.equal([]);
   });
 });
