@@ -8,17 +8,72 @@ import fs from 'node:fs';
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
+/** User + system CPU milliseconds of a `stat` file's content (a process's or one thread's). */
+function statCpuMs(stat: string): number {
+  // The command name (field 2) may hold spaces: the fields after it start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
 /** User + system CPU time of a process (all its threads) so far, in milliseconds; 0 once it is gone. */
 export function cpuMs(pid: number): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces: the fields after it start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return (ticks * 1000) / TICKS_PER_SECOND;
+    return statCpuMs(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return 0;
   }
+}
+
+/** A live thread of a process: its name (`comm`, 15 characters at most) and CPU milliseconds so far. */
+interface ThreadCpu {
+  name: string;
+  ms: number;
+}
+
+/** The live threads of a process by thread id (the main thread's id is the pid); empty once it is gone. */
+export function threadCpuMs(pid: number): Map<number, ThreadCpu> {
+  const threads = new Map<number, ThreadCpu>();
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return threads;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      threads.set(Number(tid), { name, ms: statCpuMs(stat) });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return threads;
+}
+
+/**
+ * What each thread group of a process spent between two readings: `main` (the thread whose id is the
+ * pid: a Node process's event loop), the others by thread name, and `exited`, the threads that ended in
+ * between (the process's total minus the live threads': /proc keeps no figures of a thread once it ends).
+ */
+export function threadGroupsMs(
+  pid: number,
+  before: Map<number, ThreadCpu>,
+  after: Map<number, ThreadCpu>,
+  processMs: number,
+): Record<string, number> {
+  const groups: Record<string, number> = { main: 0 };
+  let live = 0;
+  for (const [tid, thread] of after) {
+    const spent = Math.max(0, thread.ms - (before.get(tid)?.ms ?? 0));
+    const group = tid === pid ? 'main' : thread.name;
+    groups[group] = (groups[group] ?? 0) + spent;
+    live += spent;
+  }
+  const exited = processMs - live;
+  if (exited > 0) groups['exited'] = exited;
+  return groups;
 }
 
 /** Resident memory of a process now, in MiB; 0 once it is gone. */
@@ -57,16 +112,24 @@ export function childrenOf(pid: number): number[] {
   return children;
 }
 
-/** CPU and peak memory of named processes over a window: start(), then stop() for the figures. */
+/**
+ * CPU and peak memory of named processes over a window: start(), then stop() for the figures. With
+ * `threads`, also each process's CPU by thread group (threadGroupsMs).
+ */
 export class ProcessMeter {
   private readonly startCpu = new Map<string, number>();
+  private readonly startThreads = new Map<string, Map<number, ThreadCpu>>();
   private readonly peakRss = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly pids: Record<string, number>) {}
+  constructor(
+    private readonly pids: Record<string, number>,
+    private readonly threads = false,
+  ) {}
 
   start(sampleEveryMs = 200): void {
     for (const [name, pid] of Object.entries(this.pids)) {
+      if (this.threads) this.startThreads.set(name, threadCpuMs(pid));
       this.startCpu.set(name, cpuMs(pid));
       this.peakRss.set(name, rssMb(pid));
     }
@@ -74,17 +137,27 @@ export class ProcessMeter {
     this.timer.unref();
   }
 
-  /** CPU milliseconds each process spent in the window, and its peak resident memory (MiB). */
-  stop(): { cpu_ms: Record<string, number>; peak_rss_mb: Record<string, number> } {
+  /**
+   * CPU milliseconds each process spent in the window, and its peak resident memory (MiB); with
+   * `threads`, each process's milliseconds by thread group.
+   */
+  stop(): {
+    cpu_ms: Record<string, number>;
+    cpu_ms_by_thread: Record<string, Record<string, number>>;
+    peak_rss_mb: Record<string, number>;
+  } {
     clearInterval(this.timer);
     this.sample();
     const cpu: Record<string, number> = {};
+    const byThread: Record<string, Record<string, number>> = {};
     const peak: Record<string, number> = {};
     for (const [name, pid] of Object.entries(this.pids)) {
+      const threads = this.threads ? threadCpuMs(pid) : undefined;
       cpu[name] = Math.max(0, cpuMs(pid) - (this.startCpu.get(name) ?? 0));
+      if (threads) byThread[name] = threadGroupsMs(pid, this.startThreads.get(name)!, threads, cpu[name]);
       peak[name] = Math.round(this.peakRss.get(name) ?? 0);
     }
-    return { cpu_ms: cpu, peak_rss_mb: peak };
+    return { cpu_ms: cpu, cpu_ms_by_thread: byThread, peak_rss_mb: peak };
   }
 
   private sample(): void {

@@ -45,14 +45,21 @@ interface OnboardPhase {
   executions?: number;
   errors?: number;
   retried_starts?: number;
+  /** Where the starter knows (the tight floor's). */
+  eager_starts?: number;
   executions_per_sec: Figure;
+  /** Absent from older reports. */
+  accept_ms?: Percentiles;
   trigger_to_receiver_ms: Percentiles;
   cpu_ms_per_execution: Record<string, Figure>;
+  /** Each process's CPU by thread group (`main`, the others by name); absent from older reports. */
+  cpu_ms_per_execution_by_thread?: Record<string, Record<string, Figure>>;
   peak_rss_mb: Record<string, Figure>;
   history: {
     runs?: number;
     completed?: number;
     events_per_run: Figure;
+    bytes_per_run?: Figure;
     workflow_tasks_per_run: Figure;
     workflow_task_timeouts?: number;
   };
@@ -90,6 +97,7 @@ export interface BenchReport {
     hook_encrypted?: OnboardVariant;
     trigger_pglite?: OnboardVariant;
     hook_postgres?: OnboardVariant;
+    floor_tight?: OnboardVariant;
     floor?: OnboardVariant;
     before?: OnboardVariant;
     before_commit?: string | null;
@@ -281,16 +289,50 @@ const ONBOARD_LABELS = {
   trigger_pglite: 'Onboard through the trigger endpoint, PGlite',
   hook_postgres: 'Onboard (signed hook), PostgreSQL server',
   before: 'Onboard (signed hook), PGlite, an earlier build (BENCH_ONBOARD_BEFORE)',
+  floor: 'Onboard, the loose raw-SDK floor (`floor`) in the Switchyard column',
 } as const;
 
-/** The onboard scenario: each variant and concurrency beside the floor's phase at the same concurrency. */
+/** The variants with every row: CPU by process and thread, memory, history. */
+const ONBOARD_FULL = new Set(['hook_pglite', 'hook_encrypted', 'floor']);
+
+/** The process that runs the flow's code: the service's, the tight floor's, or the loose floor's worker. */
+function flowProcess(phase: OnboardPhase | undefined): string {
+  return phase?.cpu_ms_per_execution['service'] === undefined ? 'worker' : 'service';
+}
+
+/** CPU ms per execution of that process's main thread (the event loop), and of its other threads. */
+function threadSplit(phase: OnboardPhase | undefined): { main: Figure; others: Figure } {
+  const name = flowProcess(phase);
+  const main = phase?.cpu_ms_per_execution_by_thread?.[name]?.['main'];
+  const total = phase?.cpu_ms_per_execution[name];
+  return {
+    main,
+    others: isNumber(main) && isNumber(total) ? Math.round((total - main) * 10) / 10 : undefined,
+  };
+}
+
+function peakRssAll(phase: OnboardPhase | undefined): Figure {
+  const peaks = Object.values(phase?.peak_rss_mb ?? {});
+  return peaks.length > 0 && peaks.every(isNumber) ? peaks.reduce((sum, mb) => sum + mb, 0) : undefined;
+}
+
+function eagerStarts(phase: OnboardPhase | undefined): string {
+  return phase?.eager_starts === undefined ? NONE : `${phase.eager_starts} / ${count(phase.history.runs)}`;
+}
+
+/**
+ * The onboard scenario: each variant and concurrency beside the floor's phase at the same concurrency,
+ * the tight floor's when it ran (the loose floor then has rows of its own), else the loose floor's.
+ */
 function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] {
   const rows: ReportRow[] = [];
+  const baseline = onboard.floor_tight ?? onboard.floor;
   for (const [variant, label] of Object.entries(ONBOARD_LABELS) as [keyof typeof ONBOARD_LABELS, string][]) {
-    for (const [key, phase] of Object.entries(onboard[variant]?.phases ?? {})) {
-      const floor = onboard.floor?.phases[key];
-      const full = variant === 'hook_pglite' || variant === 'hook_encrypted';
-      const metrics = [
+    const measured = onboard[variant];
+    if (!measured || measured === baseline) continue;
+    for (const [key, phase] of Object.entries(measured.phases)) {
+      const floor = baseline?.phases[key];
+      const metrics: ReturnType<typeof compared>[] = [
         compared('executions/s', phase.executions_per_sec, floor?.executions_per_sec),
         compared(
           'trigger → receiver p50 (ms)',
@@ -308,29 +350,49 @@ function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] 
           floor?.cpu_ms_per_execution['total'],
         ),
       ];
-      if (full) {
+      // Figures older reports lack: shown where either side has them.
+      const lateFigure = (metric: string, ours: Figure, theirs: Figure) =>
+        isNumber(ours) || isNumber(theirs) ? [compared(metric, ours, theirs)] : [];
+      metrics.splice(1, 0, ...lateFigure('accept p50 (ms)', phase.accept_ms?.p50, floor?.accept_ms?.p50));
+      if (ONBOARD_FULL.has(variant)) {
+        const ours = threadSplit(phase);
+        const theirs = threadSplit(floor);
         metrics.push(
           compared(
-            'CPU ms: service (floor: worker)',
-            phase.cpu_ms_per_execution['service'],
-            floor?.cpu_ms_per_execution['worker'],
+            "CPU ms: the flow's process (service; loose floor: worker)",
+            phase.cpu_ms_per_execution[flowProcess(phase)],
+            floor?.cpu_ms_per_execution[flowProcess(floor)],
           ),
+          ...lateFigure('CPU ms: its main thread', ours.main, theirs.main),
+          ...lateFigure('CPU ms: its other threads', ours.others, theirs.others),
           compared(
             'CPU ms: Temporal dev server',
             phase.cpu_ms_per_execution['dev_server'],
             floor?.cpu_ms_per_execution['dev_server'],
           ),
           compared(
-            'peak RSS MB: service (floor: worker)',
-            phase.peak_rss_mb['service'],
-            floor?.peak_rss_mb['worker'],
+            "peak RSS MB: the flow's process",
+            phase.peak_rss_mb[flowProcess(phase)],
+            floor?.peak_rss_mb[flowProcess(floor)],
           ),
+          compared('peak RSS MB: sum of the measured processes', peakRssAll(phase), peakRssAll(floor)),
           compared('history events per run', phase.history.events_per_run, floor?.history.events_per_run),
+          ...lateFigure('history bytes per run', phase.history.bytes_per_run, floor?.history.bytes_per_run),
           compared(
             'workflow tasks per run',
             phase.history.workflow_tasks_per_run,
             floor?.history.workflow_tasks_per_run,
           ),
+          ...(phase.eager_starts === undefined && floor?.eager_starts === undefined
+            ? []
+            : [
+                {
+                  metric: 'eager starts / runs',
+                  switchyard: eagerStarts(phase),
+                  baseline: eagerStarts(floor),
+                  ratio: NONE,
+                },
+              ]),
           {
             metric: 'workflow-task timeouts; duplicates / missing',
             switchyard: `${count(phase.history.workflow_task_timeouts)}; ${count(phase.receiver_duplicates)} / ${count(phase.receiver_missing)}`,
@@ -609,8 +671,8 @@ export function reportProblems(report: BenchReport): string[] {
     if (ok === false) problems.push(`${what}: ${label}`);
   };
   // The measured variants; the derived comparisons (tracing_cost, ...) carry phases of figures, no runs.
-  for (const variant of [...Object.keys(ONBOARD_LABELS), 'floor'] as const) {
-    const result = report.onboard?.[variant as keyof typeof ONBOARD_LABELS | 'floor'];
+  for (const variant of [...Object.keys(ONBOARD_LABELS), 'floor_tight'] as const) {
+    const result = report.onboard?.[variant as keyof typeof ONBOARD_LABELS | 'floor_tight'];
     if (typeof result !== 'object' || result === null || !('phases' in result)) continue;
     for (const [key, phase] of Object.entries(result.phases)) {
       note(`onboard ${variant} ${key}`, phase.errors, 'errors');

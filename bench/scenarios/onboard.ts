@@ -9,34 +9,37 @@
  *   run soon after hook_pglite so that both see the same machine;
  * - `trigger_pglite`: POST /v1/workflows/onboard/trigger with an API key, PGlite;
  * - `hook_postgres`: the signed hook, with the database on the PostgreSQL server;
- * - `floor`: the same flow hand-written on the raw SDK (bench/workflows/onboard-floor.ts: the rule inline
- *   in workflow code, one activity for the POST), started with `client.workflow.start`, its worker a
- *   process of its own with the service worker's settings, on a dev server started the same way.
+ * - `floor_tight`: the floor the others are set beside (versus_floor): the tightest service one could
+ *   hand-write on the same SDK, one process taking the same signed hook and starting every run eagerly
+ *   (bench/onboard/floor-service.ts), on a dev server started the same way;
+ * - `floor` (only when named): the looser floor it replaced, the same flow on the raw SDK
+ *   (bench/workflows/onboard-floor.ts: the rule inline in workflow code, one activity for the POST),
+ *   started with `client.workflow.start` from this process, its worker a process of its own with the
+ *   service worker's settings.
  *
  * Each: unmeasured warm-up, then a phase per concurrency (closed loop: BENCH_ONBOARD starts each), every
- * process's CPU from /proc. Sizes: BENCH_ONBOARD (2000), BENCH_ONBOARD_WARMUP (200),
- * BENCH_ONBOARD_CONCURRENCY ("10,50"), BENCH_ONBOARD_VARIANTS (all four), BENCH_POSTGRES_URL
+ * process's CPU from /proc (by thread too). Sizes: BENCH_ONBOARD (2000), BENCH_ONBOARD_WARMUP (200),
+ * BENCH_ONBOARD_CONCURRENCY ("10,50"), BENCH_ONBOARD_VARIANTS (all but `floor`, and `before` unless
+ * BENCH_ONBOARD_BEFORE is set), BENCH_POSTGRES_URL
  * (TEST_DATABASE_URL's default server), BENCH_PROFILE_DIR (CPU profiles of the service process).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { Pool } from 'undici';
-import { signatureHeader } from '../../src/inbound-hooks/signature';
 import { createLogger } from '../../platform/logger';
 import { ensureTemporalCli } from '../../platform/temporal/cli';
-import { startDevServer } from '../../platform/temporal/dev-server';
 import { EncryptionCodec, isEncrypted } from '../../platform/temporal/encryption-codec';
 import { parsePayloadKeys } from '../../platform/payload-keys';
-import { freePort } from '../../test/support/ports';
 import { startFloorWorker, type FloorWorker } from '../floor-process';
-import { runPhase, RetryLater, type PhaseResult, type Starter } from '../onboard/driver';
+import { runPhases, RetryLater, type PhaseResult, type Starter } from '../onboard/driver';
+import { startFloorDevServer } from '../onboard/floor-dev-server';
+import { benchFloorTight } from '../onboard/floor-tight';
 import { ONBOARD_WORKFLOW_ID, onboardDefinition, onboardInput } from '../onboard/flow';
+import { postSignedHook } from '../onboard/hook-request';
 import { startOnboardReceiver, type OnboardReceiver } from '../onboard/receiver';
 import { startServiceProcess, type ServiceUnderTest } from '../onboard/service';
 import { progress } from '../stack';
@@ -49,6 +52,7 @@ export const ONBOARD_VARIANTS = [
   'hook_encrypted',
   'trigger_pglite',
   'hook_postgres',
+  'floor_tight',
   'floor',
   'before',
 ] as const;
@@ -72,7 +76,9 @@ export function onboardSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): On
     return value;
   };
   const beforeRoot = env['BENCH_ONBOARD_BEFORE'];
-  const defaults = ONBOARD_VARIANTS.filter((variant) => variant !== 'before' || beforeRoot);
+  const defaults = ONBOARD_VARIANTS.filter(
+    (variant) => variant !== 'floor' && (variant !== 'before' || beforeRoot),
+  );
   const variants = (env['BENCH_ONBOARD_VARIANTS'] ?? defaults.join(','))
     .split(',')
     .map((v) => v.trim())
@@ -110,9 +116,11 @@ export async function benchOnboard(settings: OnboardSettings) {
     for (const variant of settings.variants) {
       progress(`onboard: ${variant}`);
       results[variant] =
-        variant === 'floor'
-          ? await benchFloor(settings, cliPath, receiver)
-          : await benchService(variant, settings, cliPath, receiver);
+        variant === 'floor_tight'
+          ? await benchFloorTight(settings, cliPath, receiver)
+          : variant === 'floor'
+            ? await benchFloor(settings, cliPath, receiver)
+            : await benchService(variant, settings, cliPath, receiver);
     }
   } finally {
     await receiver.stop();
@@ -168,16 +176,20 @@ function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
   return costBeside(results, 'hook_encrypted');
 }
 
-/** Each service variant's executions/s and CPU per execution beside the floor's, per concurrency. */
+/**
+ * Each other variant's executions/s and CPU per execution beside the floor's, per concurrency: the tight
+ * floor's when it ran, else the loose one's (`against` says which).
+ */
 function versusFloor(results: Partial<Record<Variant, VariantResult>>) {
-  const floor = results.floor?.phases;
+  const against = results.floor_tight ? 'floor_tight' : 'floor';
+  const floor = results[against]?.phases;
   if (!floor) return null;
   const out: Record<
     string,
-    Record<string, { executions_per_sec: number | null; cpu_ms_per_execution: number | null }>
-  > = {};
+    Record<string, { executions_per_sec: number | null; cpu_ms_per_execution: number | null }> | string
+  > = { against };
   for (const [variant, result] of Object.entries(results)) {
-    if (variant === 'floor' || !result) continue;
+    if (variant === against || !result) continue;
     out[variant] = {};
     for (const [phase, measured] of Object.entries(result.phases)) {
       const base = floor[phase];
@@ -227,7 +239,7 @@ async function startTraceSink(): Promise<{ url: string; spans: () => number; sto
 }
 
 async function benchService(
-  variant: Exclude<Variant, 'floor'>,
+  variant: Exclude<Variant, 'floor' | 'floor_tight'>,
   settings: OnboardSettings,
   cliPath: string,
   receiver: OnboardReceiver,
@@ -269,45 +281,6 @@ async function benchService(
       await traceSink.stop();
     }
   }
-}
-
-async function runPhases(
-  label: string,
-  settings: OnboardSettings,
-  start: Starter,
-  receiver: OnboardReceiver,
-  pids: Record<string, number>,
-  client: Client,
-): Promise<Record<string, PhaseResult>> {
-  if (settings.warmup > 0) {
-    await runPhase({
-      label: `${label}-warm`,
-      count: settings.warmup,
-      concurrency: 10,
-      start,
-      receiver,
-      pids,
-      client,
-    });
-  }
-  const phases: Record<string, PhaseResult> = {};
-  for (const concurrency of settings.concurrencies) {
-    const phase = await runPhase({
-      label: `${label}-c${concurrency}`,
-      count: settings.count,
-      concurrency,
-      start,
-      receiver,
-      pids,
-      client,
-    });
-    progress(
-      `onboard: ${label} c=${concurrency}: ${phase.executions_per_sec} executions/s, p50 ${phase.trigger_to_receiver_ms.p50} ms, ` +
-        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run`,
-    );
-    phases[`c${concurrency}`] = phase;
-  }
-  return phases;
 }
 
 /**
@@ -379,20 +352,7 @@ async function commitOf(root: string): Promise<string | null> {
 
 /** Starts onboard executions through the signed hook. */
 export function hookStarter(pool: Pool, secret: string): Starter {
-  return async (customer, index) => {
-    const body = JSON.stringify(onboardInput(customer, index));
-    return accepted(
-      await pool.request({
-        method: 'POST',
-        path: `/v1/hooks/${ONBOARD_WORKFLOW_ID}`,
-        headers: {
-          'content-type': 'application/json',
-          'x-service-signature': signatureHeader(secret, body, Math.floor(Date.now() / 1000)),
-        },
-        body,
-      }),
-    );
-  };
+  return async (customer, index) => accepted(await postSignedHook(pool, secret, customer, index));
 }
 
 function triggerStarter(service: ServiceUnderTest, pool: Pool): Starter {
@@ -417,22 +377,13 @@ async function accepted(response: Awaited<ReturnType<Pool['request']>>): Promise
   throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
 }
 
-/** The floor: a dev server started the same way, the floor worker in a process of its own. */
+/** The loose floor: a dev server started the same way, the floor worker in a process of its own. */
 async function benchFloor(
   settings: OnboardSettings,
   cliPath: string,
   receiver: OnboardReceiver,
 ): Promise<VariantResult> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-floor-'));
-  const devServer = await startDevServer({
-    cliPath,
-    dataDir,
-    ip: '127.0.0.1',
-    port: await freePort(),
-    uiPort: 0,
-    namespace: 'default',
-    logger: silentLogger,
-  });
+  const devServer = await startFloorDevServer(cliPath);
   const taskQueue = 'onboard-floor';
   const connection = await Connection.connect({ address: devServer.address });
   const client = new Client({ connection });
@@ -452,13 +403,12 @@ async function benchFloor(
       });
       return customer;
     };
-    const pids = { worker: worker.pid, dev_server: devServer.process.pid! };
+    const pids = { worker: worker.pid, dev_server: devServer.pid };
     return { phases: await runPhases('floor', settings, start, receiver, pids, client) };
   } finally {
     await worker?.stop();
     await connection.close();
     await devServer.stop();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -365,6 +365,68 @@ describe('benchmark report (bench/report.ts)', () => {
     expect(renderReportBody(report)).to.include('Checks: **failed**: api_trigger: 3 errors; ');
   });
 
+  it('sets onboard variants beside the tight floor, the loose floor among them, split by process and thread', () => {
+    const phase = (flowProcess: 'service' | 'worker', cpu: number, main: number, eager?: number) => ({
+      concurrency: 10,
+      executions: 300,
+      errors: 0,
+      ...(eager === undefined ? {} : { eager_starts: eager }),
+      executions_per_sec: 100 / cpu,
+      accept_ms: latency(cpu * 5, cpu * 10),
+      trigger_to_receiver_ms: latency(cpu * 10, cpu * 20),
+      cpu_ms_per_execution: { [flowProcess]: cpu - 6, dev_server: 6, total: cpu },
+      cpu_ms_per_execution_by_thread: {
+        [flowProcess]: { main: main, node: cpu - 6 - main },
+        dev_server: { main: 0, temporal: 6 },
+      },
+      peak_rss_mb: { [flowProcess]: 300, dev_server: 200 },
+      history: {
+        runs: 300,
+        completed: 300,
+        events_per_run: 6,
+        bytes_per_run: 1000,
+        workflow_tasks_per_run: 1,
+        workflow_task_timeouts: 0,
+      },
+      receiver_missing: 0,
+      receiver_duplicates: 0,
+    });
+    const report: BenchReport = {
+      onboard: {
+        hook_pglite: { phases: { c10: phase('service', 15, 5) } },
+        floor_tight: { phases: { c10: phase('service', 12, 2, 300) } },
+        floor: { phases: { c10: phase('worker', 18, 4) } },
+      },
+    };
+    const ours = scenarioRows(report, 'Onboard (signed hook → rules → HTTP), PGlite');
+    expect(ours.map((row) => row.slice(1, 5))).to.deep.equal([
+      ['executions/s', '6.67', '8.33', '0.80×'],
+      ['accept p50 (ms)', '75.0', '60.0', '1.25×'],
+      ['trigger → receiver p50 (ms)', '150', '120', '1.25×'],
+      ['trigger → receiver p99 (ms)', '300', '240', '1.25×'],
+      ['CPU ms per execution, all processes', '15.0', '12.0', '1.25×'],
+      ["CPU ms: the flow's process (service; loose floor: worker)", '9.00', '6.00', '1.50×'],
+      ['CPU ms: its main thread', '5.00', '2.00', '2.50×'],
+      ['CPU ms: its other threads', '4.00', '4.00', '1.00×'],
+      ['CPU ms: Temporal dev server', '6.00', '6.00', '1.00×'],
+      ["peak RSS MB: the flow's process", '300', '300', '1.00×'],
+      ['peak RSS MB: sum of the measured processes', '500', '500', '1.00×'],
+      ['history events per run', '6.00', '6.00', '1.00×'],
+      ['history bytes per run', '1000', '1000', '1.00×'],
+      ['workflow tasks per run', '1.00', '1.00', '1.00×'],
+      ['eager starts / runs', '–', '300 / 300', '–'],
+      ['workflow-task timeouts; duplicates / missing', '0; 0 / 0', '0; 0 / 0', '–'],
+    ]);
+    const loose = scenarioRows(report, 'Onboard, the loose raw-SDK floor');
+    expect(loose[5]!.slice(1, 5)).to.deep.equal([
+      "CPU ms: the flow's process (service; loose floor: worker)",
+      '12.0',
+      '6.00',
+      '2.00×',
+    ]);
+    expect(renderReportBody(report)).not.to.include('floor_tight');
+  });
+
   it('checks the measured onboard variants and passes over the derived comparisons (tracing_cost)', () => {
     const report = fixture();
     const phase = { history: { runs: 10, completed: 9 } };
