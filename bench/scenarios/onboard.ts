@@ -265,7 +265,8 @@ async function benchService(
     const hookSecret = await createOnboardWorkflow(service, pool, receiver.url);
     const start =
       variant === 'trigger_pglite' ? triggerStarter(service, pool) : hookStarter(pool, hookSecret);
-    const pids = { service: service.pids.service, dev_server: service.pids.dev_server };
+    // Every process `npm start` runs: the supervisor too (light, but part of the tree's CPU and memory).
+    const pids = service.pids;
     const phases = await runPhases(`${variant}`, settings, start, receiver, pids, client);
     return {
       database: service.database,
