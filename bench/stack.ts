@@ -1,8 +1,8 @@
 /**
  * The stack a benchmark run measures, built from the service's own code: a Temporal dev server of its
  * own (free port, temporary data folder, headless), and one service process (API + worker) over an
- * embedded PGlite database in another temporary folder, with the rate limiter lifted and private
- * destinations allowed (connector steps call a local receiver).
+ * embedded PGlite database in another temporary folder (or the PostgreSQL database BENCH_DATABASE_URL),
+ * with the rate limiter lifted and private destinations allowed (connector steps call a local receiver).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,6 +55,7 @@ function stderrLogger(level: Config['logLevel']): Logger {
 
 export async function startBenchStack(): Promise<BenchStack> {
   const logLevel = (process.env['BENCH_LOG_LEVEL'] as Config['logLevel'] | undefined) ?? 'warn';
+  const databaseUrl = process.env['BENCH_DATABASE_URL'] || undefined;
   const logger = stderrLogger(logLevel);
   const temporalDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-temporal-'));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sy-bench-data-'));
@@ -90,8 +91,10 @@ export async function startBenchStack(): Promise<BenchStack> {
       // Connector steps of the multi-step scenarios call a receiver on 127.0.0.1.
       ALLOW_PRIVATE_DESTINATIONS: 'true',
       LOG_LEVEL: logLevel,
+      // A PostgreSQL server instead of PGlite (an empty database of its own: the service migrates it).
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     });
-    progress('starting the service (API + worker, PGlite)');
+    progress(`starting the service (API + worker, ${databaseUrl ? 'PostgreSQL' : 'PGlite'})`);
     const runtime = await startRuntime({ config, logger, api: true, worker: true });
     const server = devServer;
     let stopping: Promise<void> | undefined;

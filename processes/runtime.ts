@@ -14,6 +14,7 @@ import { startEmbeddedTemporal } from './embedded-temporal';
 import { handleClientError } from '../src/http/client-error';
 import { AdmissionGate } from '../src/flow-control/admission';
 import { EventDispatcher } from '../src/events/dispatcher';
+import { EventStoreQueue } from '../src/events/store-queue';
 import { BulkRunner } from '../src/bulk/runner';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
@@ -168,6 +169,7 @@ export async function startRuntime({
       reads,
       compute,
       schemas: new SchemaValidator(compute),
+      eventStore: new EventStoreQueue(db),
       temporalUiUrl: config.temporal.uiUrl ?? devServer?.uiUrl,
       tracing,
     };

@@ -2,6 +2,7 @@
 import type { ComputePool } from '../platform/compute/pool';
 import type { SchemaValidation } from '../platform/compute/schemas';
 import type { Config } from '../platform/config';
+import type { EventStoreQueue } from './events/store-queue';
 import type { AdmissionGate } from './flow-control/admission';
 import type { ExecutionBacklog } from './flow-control/backpressure';
 import type { Logger } from '../platform/logger';
@@ -32,6 +33,8 @@ export interface Services {
   compute: ComputePool;
   /** Workspaces' JSON Schemas, checked and validated within bounds (platform/compute/schemas.ts). */
   schemas: SchemaValidation;
+  /** Stores the events of POST /v1/events, those of requests that arrive together in one statement. */
+  eventStore: EventStoreQueue;
   /** Temporal UI's address for links to runs (TEMPORAL_UI_URL, or the embedded dev server's UI). */
   temporalUiUrl?: string | undefined;
   /**

@@ -49,6 +49,19 @@ export async function findApiKeyByKey(db: Queryable, key: string): Promise<ApiKe
   return row;
 }
 
+/** The key records of several presented keys at once (revoked or not), by key; unknown keys are absent. */
+export async function findApiKeysByKeys(
+  db: Queryable,
+  keys: readonly string[],
+): Promise<Map<string, ApiKeyRecord>> {
+  const byHash = new Map(keys.map((key) => [sha256Hex(key), key]));
+  const rows = await db.query<ApiKeyRecord & { key_hash: string }>(
+    `select ${COLUMNS}, key_hash from api_keys where key_hash = any($1::text[])`,
+    [[...byHash.keys()]],
+  );
+  return new Map(rows.map(({ key_hash, ...record }) => [byHash.get(key_hash)!, record]));
+}
+
 export async function keyHashExists(db: Queryable, key: string): Promise<boolean> {
   const rows = await db.query('select 1 from api_keys where key_hash = $1', [sha256Hex(key)]);
   return rows.length > 0;

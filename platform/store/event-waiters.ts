@@ -176,6 +176,57 @@ export function waitersFor(
   );
 }
 
+/** One event's waiters under one key path, as waitersFor reads them: with `value`, those filed under it. */
+export interface WaiterLookup {
+  event: { workspace_id: string; id: string; name: string; received_at: Date };
+  keyPath: string;
+  value: string | undefined;
+}
+
+const WAITER_COLUMNS =
+  'workflow_id, run_id, step_key, workspace_id, execution_id, step_id, run, match, context, woken_by';
+
+/**
+ * The first page of each lookup (waitersFor's, without `after`), in one statement: the dispatcher reads the
+ * waiters of a whole claim of events at once. Page i is lookup i's.
+ */
+export async function waiterPages(db: Queryable, lookups: readonly WaiterLookup[]): Promise<Waiter[][]> {
+  const pages = lookups.map((): Waiter[] => []);
+  if (lookups.length === 0) return pages;
+  const params: unknown[] = [];
+  // Two parts, so that each has a plan of its own: an index lookup by key value, or every waiter of a path.
+  const part = (keyed: boolean) => {
+    const indexes = lookups.flatMap((lookup, n) => ((lookup.value !== undefined) === keyed ? [n] : []));
+    const arrays: [unknown[], string][] = [
+      [indexes, 'int'],
+      [indexes.map((n) => lookups[n]!.event.workspace_id), 'text'],
+      [indexes.map((n) => lookups[n]!.event.name), 'text'],
+      [indexes.map((n) => lookups[n]!.keyPath), 'text'],
+      [indexes.map((n) => new Date(lookups[n]!.event.received_at).toISOString()), 'timestamptz'],
+      [indexes.map((n) => lookups[n]!.event.id), 'text'],
+      ...(keyed ? [[indexes.map((n) => lookups[n]!.value), 'text'] as [unknown[], string]] : []),
+    ];
+    const columns = arrays.map(([values, type]) => {
+      params.push(values);
+      return `$${params.length}::${type}[]`;
+    });
+    return `select q.n, w.* from unnest(${columns.join(', ')})
+                as q(n, workspace_id, name, key_path, received_at, event_id${keyed ? ', key_value' : ''})
+       cross join lateral (
+         select ${WAITER_COLUMNS} from event_waiters w
+          where w.workspace_id = q.workspace_id and w.event_name = q.name and w.key_path = q.key_path
+            and w.ended_at is null and w.began_at <= q.received_at
+            and (w.woken_by is null or w.woken_by = q.event_id)${keyed ? ' and w.key_value = q.key_value' : ''}
+          order by w.workflow_id, w.run_id, w.step_key limit ${WAITERS_PAGE}) w`;
+  };
+  const rows = await db.query<Waiter & { n: number }>(
+    `${part(true)} union all ${part(false)} order by n, workflow_id, run_id, step_key`,
+    params,
+  );
+  for (const { n, ...waiter } of rows) pages[n]!.push(waiter);
+  return pages;
+}
+
 /**
  * Claims a waiter for an event and records the wake (event_wakes), in one transaction: true when this
  * event holds the claim (now, or from a dispatch before), false when another event took it first or the

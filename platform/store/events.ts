@@ -4,7 +4,7 @@
  * and purged after EVENT_RETENTION_DAYS.
  */
 import { EVENT_ID_WINDOW_HOURS } from '../../core/events';
-import type { Database, Queryable } from './db';
+import type { Queryable } from './db';
 import { deleteInBatches, PURGE_BATCH } from './delete-in-batches';
 import { pageByKey, type PageRequest } from './keyset-pages';
 
@@ -52,39 +52,57 @@ export interface ClaimedEvent {
 /** At most this many started and woken executions are listed with an event. */
 export const EXECUTIONS_LISTED = 1000;
 
+/** A request's events, all of one workspace. */
+export interface EventsOfRequest {
+  workspaceId: string;
+  events: readonly NewEvent[];
+}
+
 /**
- * Stores a request's events in one transaction: all of them or none. An id the workspace sent less than
- * EVENT_ID_WINDOW_HOURS ago is the same event again and changes nothing; an older one is a new event
- * under an old id: the row takes it (and is dispatched again), keeping the executions its triggers started
- * (each trigger starts at most one per event id, ever) but not their refusals.
+ * Stores the events of one or more requests in one statement: all of them or none. An id the workspace
+ * sent less than EVENT_ID_WINDOW_HOURS ago is the same event again and changes nothing; an older one is a
+ * new event under an old id: the row takes it (and is dispatched again), keeping the executions its
+ * triggers started (each trigger starts at most one per event id, ever) but not their refusals. An id
+ * twice in one statement is the first of them sent again: the first is kept. Rows are inserted in order
+ * (their `seq`).
  */
-export async function storeEvents(db: Database, workspaceId: string, events: NewEvent[]): Promise<void> {
-  await db.transaction(async (tx) => {
-    for (const event of events) {
-      const [row] = await tx.query<{ reused: boolean }>(
-        `insert into events (workspace_id, id, name, data, source, subject) values ($1, $2, $3, $4::jsonb, $5, $6)
-         on conflict (workspace_id, id) do update
-           set name = excluded.name, data = excluded.data, source = excluded.source, subject = excluded.subject,
-               seq = nextval(pg_get_serial_sequence('events', 'seq')), received_at = now(),
-               dispatched_at = null, lease_until = null, attempts = 0
-         where events.received_at < now() - make_interval(hours => ${EVENT_ID_WINDOW_HOURS})
-         returning xmax::text <> '0' as reused`,
-        [
-          workspaceId,
-          event.id,
-          event.name,
-          JSON.stringify(event.data),
-          event.source ?? null,
-          event.subject ?? null,
-        ],
-      );
-      if (row?.reused)
-        await tx.query(
-          'delete from event_triggers where workspace_id = $1 and event_id = $2 and error_code is not null',
-          [workspaceId, event.id],
-        );
-    }
-  });
+export async function storeEvents(db: Queryable, requests: readonly EventsOfRequest[]): Promise<void> {
+  // One row may not be upserted twice by one statement: an id's later events are the same event again,
+  // as they were when each event was a statement of its own.
+  const seen = new Set<string>();
+  const rows = requests.flatMap(({ workspaceId, events }) =>
+    events.flatMap((event) => {
+      const key = eventKey(workspaceId, event.id);
+      if (seen.has(key)) return [];
+      seen.add(key);
+      return [{ workspaceId, event }];
+    }),
+  );
+  if (rows.length === 0) return;
+  await db.query(
+    `with stored as (
+       insert into events (workspace_id, id, name, data, source, subject)
+       select e.workspace_id, e.id, e.name, e.data::jsonb, e.source, e.subject
+         from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                with ordinality as e(workspace_id, id, name, data, source, subject, n)
+        order by e.n
+       on conflict (workspace_id, id) do update
+         set name = excluded.name, data = excluded.data, source = excluded.source, subject = excluded.subject,
+             seq = nextval(pg_get_serial_sequence('events', 'seq')), received_at = now(),
+             dispatched_at = null, lease_until = null, attempts = 0
+       where events.received_at < now() - make_interval(hours => ${EVENT_ID_WINDOW_HOURS})
+       returning workspace_id, id, xmax::text <> '0' as reused)
+     delete from event_triggers t using stored s
+      where s.reused and t.workspace_id = s.workspace_id and t.event_id = s.id and t.error_code is not null`,
+    [
+      rows.map((row) => row.workspaceId),
+      rows.map((row) => row.event.id),
+      rows.map((row) => row.event.name),
+      rows.map((row) => JSON.stringify(row.event.data)),
+      rows.map((row) => row.event.source ?? null),
+      rows.map((row) => row.event.subject ?? null),
+    ],
+  );
 }
 
 /**
@@ -104,12 +122,18 @@ export function claimEvents(db: Queryable, limit: number, leaseMs: number): Prom
   );
 }
 
-/** Marks a claimed event dispatched; nothing when its lease went to another claim (or the row to a new event). */
-export async function markDispatched(db: Queryable, event: ClaimedEvent): Promise<void> {
+/**
+ * Marks claimed events dispatched, in one statement; an event whose lease went to another claim since (or
+ * whose row went to a new event) is left alone.
+ */
+export async function markDispatched(db: Queryable, events: readonly ClaimedEvent[]): Promise<void> {
+  if (events.length === 0) return;
   await db.query(
-    `update events set dispatched_at = now(), lease_until = null
-      where workspace_id = $1 and id = $2 and attempts = $3 and dispatched_at is null`,
-    [event.workspace_id, event.id, event.attempts],
+    `update events e set dispatched_at = now(), lease_until = null
+       from unnest($1::text[], $2::text[], $3::int[]) as c(workspace_id, id, attempts)
+      where e.workspace_id = c.workspace_id and e.id = c.id and e.attempts = c.attempts
+        and e.dispatched_at is null`,
+    [events.map((e) => e.workspace_id), events.map((e) => e.id), events.map((e) => e.attempts)],
   );
 }
 
@@ -122,13 +146,33 @@ export async function deferEvent(db: Queryable, event: ClaimedEvent, delayMs: nu
   );
 }
 
-/** The workflows an event's triggers already acted on (started an execution for, or refused). */
-export async function triggeredWorkflows(db: Queryable, workspaceId: string, eventId: string) {
-  const rows = await db.query<{ workflow_id: string }>(
-    'select workflow_id from event_triggers where workspace_id = $1 and event_id = $2',
-    [workspaceId, eventId],
+/**
+ * The workflows the triggers of each event already acted on (started an execution for, or refused), in
+ * one statement: by eventKey.
+ */
+export async function triggeredWorkflows(
+  db: Queryable,
+  events: readonly Pick<ClaimedEvent, 'workspace_id' | 'id'>[],
+): Promise<Map<string, Set<string>>> {
+  const done = new Map<string, Set<string>>();
+  if (events.length === 0) return done;
+  const rows = await db.query<{ workspace_id: string; event_id: string; workflow_id: string }>(
+    `select t.workspace_id, t.event_id, t.workflow_id
+       from unnest($1::text[], $2::text[]) as e(workspace_id, id)
+       join event_triggers t on t.workspace_id = e.workspace_id and t.event_id = e.id`,
+    [events.map((e) => e.workspace_id), events.map((e) => e.id)],
   );
-  return new Set(rows.map((row) => row.workflow_id));
+  for (const row of rows) {
+    const key = eventKey(row.workspace_id, row.event_id);
+    const workflows = done.get(key) ?? new Set<string>();
+    done.set(key, workflows.add(row.workflow_id));
+  }
+  return done;
+}
+
+/** An event's key in maps over events of several workspaces. */
+export function eventKey(workspaceId: string, eventId: string): string {
+  return `${workspaceId}\u0000${eventId}`;
 }
 
 /** What one workflow's trigger did with an event: the execution it started, or why it started none. */

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { EVENT_NAME_PATTERN, EVENT_NAME_RULE, MAX_EVENT_DATA_BYTES } from '../../core/events';
 import { notFound } from '../../platform/errors';
-import { getEvent, listEvents, storeEvents, type EventRecord } from '../../platform/store/events';
+import { getEvent, listEvents, type EventRecord } from '../../platform/store/events';
 import {
   CLOUDEVENT_BATCH_TYPE,
   CLOUDEVENT_EXAMPLE,
@@ -134,7 +134,7 @@ export function eventRoutes(): AnyRoute[] {
       semanticErrors: [EVENT_DATA_SIZE, NUL_TEXT],
       handler: async ({ koa, services, auth, body }) => {
         const events = eventsOfRequest(koa, body);
-        await storeEvents(services.db, auth.workspaceId, events);
+        await services.eventStore.store({ workspaceId: auth.workspaceId, events });
         services.eventDispatch?.kick();
         return { status: 202, body: { status: 'accepted', ids: events.map((event) => event.id) } };
       },

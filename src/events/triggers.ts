@@ -19,6 +19,7 @@ import { workspaceEvaluator } from '../../platform/compute/evaluation';
 import { AppError } from '../../platform/errors';
 import { eventExecutionId } from '../../platform/ids';
 import {
+  eventKey,
   recordTriggerOutcome,
   triggeredWorkflows,
   type ClaimedEvent,
@@ -34,21 +35,35 @@ type TriggeredVersion = Pick<WorkflowVersionRecord, 'workflow_id' | 'version' | 
 /** Refusals of the data, recorded on the event rather than retried: the same data is refused every time. */
 const REFUSALS = new Set(['invalid_input', 'invalid_definition']);
 
-/** Starts the executions of the event's triggers that have not acted on it yet. */
-export async function startEventTriggers(services: Services, event: ClaimedEvent): Promise<void> {
-  const workflows = await services.reads.eventTriggeredWorkflows(event.workspace_id, event.name);
-  if (workflows.length === 0) return;
-  const done = await triggeredWorkflows(services.db, event.workspace_id, event.id);
-  for (const workflow of workflows) {
-    if (done.has(workflow.workflow_id)) continue;
-    const outcome = await triggerWorkflow(services, event, workflow);
-    if (outcome)
-      await recordTriggerOutcome(
-        services.db,
-        { workspaceId: event.workspace_id, eventId: event.id, workflowId: workflow.workflow_id },
-        outcome,
-      );
+/**
+ * Starts the executions of each event's triggers that have not acted on it yet. What they did before is read
+ * for the whole claim at once (its events whose names some trigger names).
+ */
+export async function startEventTriggers(
+  services: Services,
+  events: readonly ClaimedEvent[],
+): Promise<(event: ClaimedEvent) => Promise<void>> {
+  const workflowsOf = new Map<ClaimedEvent, TriggeredVersion[]>();
+  for (const event of events) {
+    const workflows = await services.reads.eventTriggeredWorkflows(event.workspace_id, event.name);
+    if (workflows.length > 0) workflowsOf.set(event, workflows);
   }
+  const acted = await triggeredWorkflows(services.db, [...workflowsOf.keys()]);
+  return async (event) => {
+    const workflows = workflowsOf.get(event);
+    if (!workflows) return;
+    const done = acted.get(eventKey(event.workspace_id, event.id));
+    for (const workflow of workflows) {
+      if (done?.has(workflow.workflow_id)) continue;
+      const outcome = await triggerWorkflow(services, event, workflow);
+      if (outcome)
+        await recordTriggerOutcome(
+          services.db,
+          { workspaceId: event.workspace_id, eventId: event.id, workflowId: workflow.workflow_id },
+          outcome,
+        );
+    }
+  };
 }
 
 /**

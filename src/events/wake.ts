@@ -30,9 +30,11 @@ import {
   dropWaiter,
   openContext,
   waiterKeyPaths,
+  waiterPages,
   waitersFor,
   WAITERS_PAGE,
   type Waiter,
+  type WaiterLookup,
 } from '../../platform/store/event-waiters';
 import type { ClaimedEvent } from '../../platform/store/events';
 import type { Services } from '../services';
@@ -40,39 +42,68 @@ import type { Services } from '../services';
 /** Runs signalled at once while one event wakes many. */
 const SIGNALS_AT_ONCE = 16;
 
-/** Wakes the waits the event matches. Throws what may pass (Temporal or the database away): dispatched again. */
-export async function wakeEventWaiters(services: Services, event: ClaimedEvent): Promise<void> {
-  const paths = await waiterKeyPaths(services.db, event.workspace_id, event.name);
-  if (paths.length === 0) return;
-  const view: WokenByEvent = {
+/**
+ * Wakes the waits each event of a claim matches. The claim's waiters are read at once: its names' key paths
+ * (once per name), then the first page of every event's waiters under each path in one statement; only a
+ * path with a page's worth of waiters for one event reads on, page by page. Throws what may pass (Temporal
+ * or the database away): the event is dispatched again.
+ */
+export async function wakeEventWaiters(
+  services: Services,
+  events: readonly ClaimedEvent[],
+): Promise<(event: ClaimedEvent) => Promise<void>> {
+  const pathsOf = new Map<string, Promise<string[]>>();
+  const lookups: WaiterLookup[] = [];
+  /** Each event's lookups, by their index in `lookups`. */
+  const lookupsOf = new Map<ClaimedEvent, number[]>();
+  for (const event of events) {
+    const name = `${event.workspace_id}\u0000${event.name}`;
+    if (!pathsOf.has(name)) pathsOf.set(name, waiterKeyPaths(services.db, event.workspace_id, event.name));
+    const view = viewOf(event);
+    const mine: number[] = [];
+    for (const path of await pathsOf.get(name)!) {
+      const value = path === '' ? undefined : keyValueAt(view, path);
+      // Nothing at the path (or a value no key holds, such as an array, which may still match another way).
+      if (value !== null) mine.push(lookups.push({ event, keyPath: path, value }) - 1);
+    }
+    lookupsOf.set(event, mine);
+  }
+  const pages = await waiterPages(services.db, lookups);
+  const logger = services.logger.child({ component: 'events' });
+  return async (event) => {
+    const mine = lookupsOf.get(event) ?? [];
+    if (mine.length === 0) return;
+    const view = viewOf(event);
+    const evaluate = workspaceEvaluator(services.compute, event.workspace_id);
+    for (const n of mine) {
+      const lookup = lookups[n]!;
+      let waiters = pages[n]!;
+      for (;;) {
+        const woken: Waiter[] = [];
+        for (const waiter of waiters) {
+          if (await matchHolds(services, waiter, view, evaluate, logger)) {
+            if (await claimWaiter(services.db, waiter, event.id)) woken.push(waiter);
+          }
+        }
+        for (let i = 0; i < woken.length; i += SIGNALS_AT_ONCE)
+          await Promise.all(
+            woken.slice(i, i + SIGNALS_AT_ONCE).map((waiter) => signal(services, waiter, event.id)),
+          );
+        if (waiters.length < WAITERS_PAGE) break;
+        waiters = await waitersFor(services.db, event, lookup.keyPath, lookup.value, waiters.at(-1));
+      }
+    }
+  };
+}
+
+/** The event as a wait's match and a woken step's output see it. */
+function viewOf(event: ClaimedEvent): WokenByEvent {
+  return {
     id: event.id,
     name: event.name,
     data: event.data,
     received_at: new Date(event.received_at).toISOString(),
   };
-  const evaluate = workspaceEvaluator(services.compute, event.workspace_id);
-  const logger = services.logger.child({ component: 'events', eventId: event.id });
-  for (const path of paths) {
-    const value = path === '' ? undefined : keyValueAt(view, path);
-    // Nothing at the path (or a value no key holds, such as an array, which may still match another way).
-    if (value === null) continue;
-    let after: Waiter | undefined;
-    for (;;) {
-      const waiters = await waitersFor(services.db, event, path, value, after);
-      const woken: Waiter[] = [];
-      for (const waiter of waiters) {
-        if (await matchHolds(services, waiter, view, evaluate, logger)) {
-          if (await claimWaiter(services.db, waiter, event.id)) woken.push(waiter);
-        }
-      }
-      for (let i = 0; i < woken.length; i += SIGNALS_AT_ONCE)
-        await Promise.all(
-          woken.slice(i, i + SIGNALS_AT_ONCE).map((waiter) => signal(services, waiter, event.id)),
-        );
-      if (waiters.length < WAITERS_PAGE) break;
-      after = waiters.at(-1);
-    }
-  }
 }
 
 /**
@@ -113,7 +144,7 @@ async function matchHolds(
   } catch (error) {
     if (!(error instanceof ExpressionError)) throw error;
     logger.info(
-      { executionId: waiter.execution_id, step: waiter.step_id, err: error.message },
+      { eventId: event.id, executionId: waiter.execution_id, step: waiter.step_id, err: error.message },
       'A wait_for_event match failed over an event; the wait goes on',
     );
     return false;

@@ -9,9 +9,10 @@ import type Koa from 'koa';
 import { AppError } from '../../platform/errors';
 import { API_KEY_PATTERN } from '../../platform/ids';
 import type { Logger } from '../../platform/logger';
-import { findApiKeyByKey, touchApiKey, type Scope } from '../../platform/store/api-keys';
+import { touchApiKey, type Scope } from '../../platform/store/api-keys';
 import { findConsoleSession } from '../../platform/store/console-sessions';
 import type { Database } from '../../platform/store/db';
+import { KeyLookups } from './key-lookups';
 import { csrfTokenMatches, needsCsrfToken, sessionCookieOf } from './session-cookie';
 
 export interface AuthContext {
@@ -71,13 +72,16 @@ const TOUCH_INTERVAL_MS = 60_000;
 
 export class Authenticator {
   private readonly touched = new Map<string, number>();
+  private readonly keys: KeyLookups;
 
   constructor(
     private readonly db: Database,
     private readonly logger: Logger,
     /** CONSOLE_SECURE_COOKIE: which session cookie counts (see sessionCookieOf). */
     private readonly secureCookie: boolean | undefined = undefined,
-  ) {}
+  ) {
+    this.keys = new KeyLookups(db);
+  }
 
   /**
    * @param options.sessionWithoutCsrf the caller proved the request's origin otherwise (the codec
@@ -100,7 +104,7 @@ export class Authenticator {
     const match = /^Bearer +(\S+)$/i.exec(header.trim());
     if (!match || !API_KEY_PATTERN.test(match[1]!))
       throw unauthorized('Malformed Authorization header: expected Bearer sk_...');
-    const record = await findApiKeyByKey(this.db, match[1]!);
+    const record = await this.keys.find(match[1]!);
     if (!record || record.revoked_at) throw unauthorized('Unknown or revoked API key.');
     checkScope(record.scopes, needed);
     this.touch(record.id);

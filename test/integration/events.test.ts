@@ -157,6 +157,19 @@ for (const db of DB_KINDS) {
         expect(await query('select 1 from events where id = $1', [id])).to.have.length(1);
       });
 
+      it('answers every id of a batch holding one id twice, and keeps the first of them', async () => {
+        const [twice, other] = [uniqueId('twice'), uniqueId('other')];
+        const ids = await send([
+          { name: 'order.created', data: { v: 1 }, id: twice },
+          { name: 'order.created', data: { v: 2 }, id: other },
+          { name: 'order.paid', data: { v: 3 }, id: twice },
+        ]);
+        expect(ids).to.deep.equal([twice, other, twice]);
+        const event = await readEvent(twice);
+        expect([event.name, event.data]).to.deep.equal(['order.created', { v: 1 }]);
+        expect(await query('select 1 from events where id = $1', [twice])).to.have.length(1);
+      });
+
       it('takes an id last sent more than 24 h ago as a new event', async () => {
         const id = uniqueId('old');
         await send({ name: 'order.created', data: { v: 1 }, id });
@@ -378,6 +391,19 @@ for (const db of DB_KINDS) {
         expect(event.errors[0]!.message).to.include('email');
         const listed = await api.get(`/v1/executions?workflow=${workflowId}`).expect(200);
         expect(listed.body.data).to.deep.equal([]);
+      });
+
+      it('act again on an id last sent more than 24 h ago: its refusals go, the new data starts a run', async () => {
+        const name = `user.signup.${uniqueId('n')}`;
+        await createWorkflow(api, eventWorkflow(name));
+        const id = uniqueId('resent');
+        await send({ name, data: { plan: 'pro' }, id });
+        expect((await dispatched(id)).errors, 'the first data refused').to.have.length(1);
+        await query(`update events set received_at = now() - interval '25 hours' where id = $1`, [id]);
+        await send({ name, data: { email: 'r@example.com' }, id });
+        const again = await dispatched(id);
+        expect(again.errors).to.deep.equal([]);
+        expect(again.started).to.have.length(1);
       });
 
       it('follow the latest version: a version without the event trigger starts nothing', async () => {
