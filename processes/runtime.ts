@@ -15,6 +15,7 @@ import { handleClientError } from '../src/http/client-error';
 import { AdmissionGate } from '../src/flow-control/admission';
 import { EventDispatcher } from '../src/events/dispatcher';
 import { BulkRunner } from '../src/bulk/runner';
+import { AdmissionSweeper } from '../src/flow-control/admission-sweeper';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -324,6 +325,10 @@ export async function startRuntime({
       services.bulkRunner = bulkRunner;
       bulkRunner.start();
       cleanups.push(() => bulkRunner.stop());
+      // Flow control's repairs (places a crash or a termination left behind).
+      const admissionSweeper = new AdmissionSweeper(services);
+      admissionSweeper.start();
+      cleanups.push(() => admissionSweeper.stop());
     }
 
     return {
