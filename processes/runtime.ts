@@ -326,7 +326,11 @@ export async function startRuntime({
       bulkRunner.start();
       cleanups.push(() => bulkRunner.stop());
       // Flow control's repairs (places a crash or a termination left behind).
-      const admissionSweeper = new AdmissionSweeper(services);
+      const admissionSweeper = new AdmissionSweeper(services, {
+        sweepMs: config.admissionSweep.sweepMs,
+        graceMs: config.admissionSweep.sweepMs,
+        checkEveryMs: config.admissionSweep.checkEveryMs,
+      });
       admissionSweeper.start();
       cleanups.push(() => admissionSweeper.stop());
     }
