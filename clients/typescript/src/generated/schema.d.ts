@@ -3819,6 +3819,8 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -4659,6 +4661,8 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
