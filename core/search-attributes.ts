@@ -24,6 +24,12 @@ export const ERROR_CODE_ATTRIBUTE = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD,
 );
 
+/**
+ * True while flow control holds the run back (`queued`, docs/flow-control.md): set when its admission
+ * queued it, false once admitted; absent on runs that never queued.
+ */
+export const QUEUED_ATTRIBUTE = defineSearchAttributeKey('SwitchyardQueued', SearchAttributeType.BOOL);
+
 export const SEARCH_ATTRIBUTES = [
   WORKSPACE_ATTRIBUTE,
   WORKFLOW_ATTRIBUTE,
@@ -31,6 +37,7 @@ export const SEARCH_ATTRIBUTES = [
   TRIGGER_ATTRIBUTE,
   WAITING_ATTRIBUTE,
   ERROR_CODE_ATTRIBUTE,
+  QUEUED_ATTRIBUTE,
 ] as const;
 
 /** The search attributes an execution starts with (the API's trigger and a parent's workflow step alike). */

@@ -82,6 +82,8 @@ const envSchema = z.object({
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
   EVENT_RETENTION_DAYS: positiveInt.max(3650).default(7),
   BULK_ACTIONS_PER_SECOND: positiveInt.max(1000).default(20),
+  ADMISSION_SWEEP_MS: positiveInt.max(3_600_000).default(5_000),
+  ADMISSION_CHECK_MS: positiveInt.max(86_400_000).default(60_000),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -172,6 +174,8 @@ export interface Config {
   eventRetentionDays: number;
   /** Actions a bulk operation takes per second, per API process (src/bulk/runner.ts). */
   bulkActionsPerSecond: number;
+  /** Flow control's sweeper (src/flow-control/admission-sweeper.ts): its pass, and its check of rows against runs. */
+  admissionSweep: { sweepMs: number; checkEveryMs: number };
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
   housekeepingIntervalMinutes: number;
   logLevel: Env['LOG_LEVEL'];
@@ -321,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
     bulkActionsPerSecond: e.BULK_ACTIONS_PER_SECOND,
+    admissionSweep: { sweepMs: e.ADMISSION_SWEEP_MS, checkEveryMs: e.ADMISSION_CHECK_MS },
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

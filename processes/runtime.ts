@@ -16,6 +16,7 @@ import { AdmissionGate } from '../src/flow-control/admission';
 import { EventDispatcher } from '../src/events/dispatcher';
 import { EventStoreQueue } from '../src/events/store-queue';
 import { BulkRunner } from '../src/bulk/runner';
+import { AdmissionSweeper } from '../src/flow-control/admission-sweeper';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -325,6 +326,14 @@ export async function startRuntime({
       services.bulkRunner = bulkRunner;
       bulkRunner.start();
       cleanups.push(() => bulkRunner.stop());
+      // Flow control's repairs (places a crash or a termination left behind).
+      const admissionSweeper = new AdmissionSweeper(services, {
+        sweepMs: config.admissionSweep.sweepMs,
+        graceMs: config.admissionSweep.sweepMs,
+        checkEveryMs: config.admissionSweep.checkEveryMs,
+      });
+      admissionSweeper.start();
+      cleanups.push(() => admissionSweeper.stop());
     }
 
     return {

@@ -88,6 +88,7 @@ const GROUPS: Group[] = [
   { name: 'event-trigger', record: recordEventTrigger },
   { name: 'wait-for-event', record: recordEventWaits },
   { name: 'error-code', record: recordErrorCode },
+  { name: 'flow-control', record: recordFlowControl },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -931,6 +932,55 @@ async function recordErrorCode(stack: Stack): Promise<Recorded[]> {
       status: 'failed',
     },
   ]);
+}
+
+/**
+ * Flow control (docs/flow-control.md): with `concurrency` of 1, a run held by the receiver keeps the place;
+ * one run queued behind it is admitted when it ends, another is canceled while queued.
+ */
+async function recordFlowControl(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  stack.receiver.replyOnceTo('/flow/blocker', { status: 200, body: { held: true }, until });
+  const workflowId = await createWorkflow(
+    stack.api,
+    definition(
+      [httpStep('call', { method: 'POST', url: `${url}/flow/{{ input.who }}` }, { retry: NO_RETRY })],
+      {
+        concurrency: { limit: 1, key: 'input.group' },
+        priority: 'input.p',
+      },
+    ),
+  );
+  const queuedWith = (status: string) => (e: ExecutionBody) => e.status === status;
+  const blocker = await trigger(stack.api, workflowId, { who: 'blocker', group: 'g', p: 0 });
+  await waitFor(async () => stack.receiver.requestsTo('/flow/blocker').length === 1, {
+    what: 'the blocker to call the receiver',
+  });
+  const admitted = await trigger(stack.api, workflowId, { who: 'admitted', group: 'g', p: 5 });
+  await waitForExecution(stack.api, admitted, queuedWith('queued'));
+  const canceled = await trigger(stack.api, workflowId, { who: 'canceled', group: 'g', p: 0 });
+  await waitForExecution(stack.api, canceled, queuedWith('queued'));
+  await post(stack.api, `/v1/executions/${canceled}/cancel`, 202);
+  await expectEnd(stack, canceled, 'canceled');
+  release();
+  await expectEnd(stack, blocker, 'success');
+  await expectEnd(stack, admitted, 'success');
+  return [
+    await captureExecution(
+      stack,
+      'execution-flow-control-admitted',
+      '`concurrency` 1 and a priority: `acquire_admission` answers queued, SwitchyardQueued upserted true, the `admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      admitted,
+    ),
+    await captureExecution(
+      stack,
+      'execution-flow-control-canceled-queued',
+      'a run queued behind the same key, canceled while queued: `execution.canceled`, `release_admission` in a non-cancellable scope, no step',
+      canceled,
+    ),
+  ];
 }
 
 /** wait_for_event steps (docs/events.md#waiting-for-an-event): woken, timed out with each policy, in a map, canceled. */

@@ -496,6 +496,32 @@ export const triggerSchema = z
   )
   .meta({ id: 'Trigger' });
 
+/**
+ * A flow control expression (docs/flow-control.md): JSONata over `{input}` only, evaluated when a run
+ * starts. Checked on save beyond this schema (it must parse, and read no steps, secrets or execution).
+ */
+const inputExpressionSchema = z.string().min(1, 'must be a JSONata expression').max(10_000);
+
+/** At most `limit` executions per key are open (running or waiting); the rest are queued. */
+export const MAX_CONCURRENCY_LIMIT = 1000;
+
+const concurrencySchema = z
+  .strictObject({
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CONCURRENCY_LIMIT)
+      .meta({ description: 'Executions of one key open (running or waiting) at most; the rest are queued.' }),
+    key: inputExpressionSchema.optional().meta({
+      description:
+        'JSONata over {input} giving the key ("input.customer_id"); omitted: the whole workflow is one key. ' +
+        'A string is the key as it is, a number or boolean its JSON text, anything else "null"; cut to 200 characters. ' +
+        'Validated on save beyond this schema: it must parse and read only input (400 invalid_definition).',
+    }),
+  })
+  .meta({ id: 'Concurrency' });
+
 /** The example definition of the OpenAPI document (the one docs/definitions.md shows). */
 export const DEFINITION_EXAMPLE = {
   id: 'customer-onboarding',
@@ -558,6 +584,15 @@ export const definitionSchema = z
     output: z.unknown().optional().meta({
       description:
         "The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran.",
+    }),
+    concurrency: concurrencySchema.optional().meta({
+      description:
+        'At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md).',
+    }),
+    priority: inputExpressionSchema.optional().meta({
+      description:
+        'JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and ' +
+        'clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input.',
     }),
   })
   .meta({ id: 'WorkflowDefinition', example: DEFINITION_EXAMPLE });

@@ -62,7 +62,7 @@ const createSchema = z
       .strictObject({
         action: z
           .literal('cancel')
-          .meta({ description: 'Open (running or waiting) executions are canceled.' }),
+          .meta({ description: 'Open (queued, running or waiting) executions are canceled.' }),
         ...common,
       })
       .meta({ id: 'BulkCancel' }),

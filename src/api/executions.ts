@@ -239,8 +239,9 @@ export function executionRoutes(): AnyRoute[] {
       method: 'post',
       path: '/v1/executions/{id}/cancel',
       operationId: 'cancelExecution',
-      summary: 'Cancel a running or waiting execution',
-      description: 'The running step is canceled; the execution ends with status canceled.',
+      summary: 'Cancel a queued, running or waiting execution',
+      description:
+        'The running step is canceled (a queued execution never starts); the execution ends with status canceled.',
       tag: 'Executions',
       auth: 'write',
       params: idParams,

@@ -146,6 +146,19 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
+    path: '/(concurrency/key|priority)',
+    message: 'expression does not parse: .*',
+    description: "Flow control's `concurrency.key` or `priority` is not valid JSONata.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/(concurrency/key|priority)',
+    message: 'expression reads .*; it is evaluated before any step and sees only input',
+    description:
+      "Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.",
+  },
+  {
+    code: 'invalid_definition',
     path: '/steps',
     message:
       'has \\d+ steps?( \\(\\d+ top-level, \\d+ nested\\))?; this workspace allows at most \\d+ per definition \\(limit steps_per_definition\\)',

@@ -33,6 +33,8 @@ import { checkStepsLimit, limitOf } from '../workspaces/limits';
 import { isString } from '../http/cursor';
 import { defineListRoute } from './list-route';
 import { defineRoute, type AnyRoute } from './route';
+import { QUEUE_EXAMPLE, queueSchema } from './queue-schema';
+import { queueCounts } from '../../platform/store/admissions';
 import { DEFINITION_ERRORS, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS, timestamp } from './schemas';
 
@@ -356,6 +358,27 @@ export function workflowRoutes(): AnyRoute[] {
         listWorkflowVersions(services.db, auth.workspaceId, params.id, page),
       positionOf: (row) => row.version,
       toView: (row) => ({ version: row.version, created_at: row.created_at.toISOString() }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/workflows/{id}/queue',
+      operationId: 'getWorkflowQueue',
+      summary: "A workflow's queue: executions queued and open under its concurrency, by key",
+      description:
+        'Counts of the executions that flow control holds (docs/flow-control.md): queued, and open (running or ' +
+        'waiting) under `concurrency`, in all and for the 20 busiest keys. A workflow without `concurrency` has none.',
+      tag: 'Workflows',
+      auth: 'read',
+      params: idParams,
+      responses: {
+        200: { description: 'The counts', schema: queueSchema, example: QUEUE_EXAMPLE },
+      },
+      errors: [404],
+      handler: async ({ services, auth, params }) => {
+        if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
+          throw workflowNotFound(params.id);
+        return { status: 200, body: await queueCounts(services.db, auth.workspaceId, params.id) };
+      },
     }),
     defineRoute({
       method: 'put',

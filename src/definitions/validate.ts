@@ -148,7 +148,34 @@ function checkDefinition(definition: Definition, placed: PlacedStep[]): ErrorDet
   if (definition.trigger?.type === 'schedule') problems.push(...scheduleProblems(definition));
   if (definition.trigger?.type === 'event' && definition.trigger.if !== undefined)
     problems.push(...eventConditionProblems(definition.trigger.if));
+  if (definition.concurrency?.key !== undefined)
+    problems.push(...inputExpressionProblems('/concurrency/key', definition.concurrency.key));
+  if (definition.priority !== undefined)
+    problems.push(...inputExpressionProblems('/priority', definition.priority));
   return problems;
+}
+
+/** Context names a flow control expression cannot read: it is evaluated before any step, over {input}. */
+const NOT_BEFORE_STEPS = ['steps', 'secrets', 'execution'];
+
+/** A flow control expression (docs/flow-control.md) must parse and read only `input`. */
+function inputExpressionProblems(path: string, expression: string): ErrorDetail[] {
+  let roots: Set<string>;
+  try {
+    roots = findReferences(expression).roots;
+  } catch (error) {
+    const message = error instanceof ExpressionError ? error.message : String(error);
+    return [{ path, message: `expression does not parse: ${message}` }];
+  }
+  const read = NOT_BEFORE_STEPS.filter((name) => roots.has(name));
+  return read.length === 0
+    ? []
+    : [
+        {
+          path,
+          message: `expression reads ${read.join(', ')}; it is evaluated before any step and sees only input`,
+        },
+      ];
 }
 
 /**

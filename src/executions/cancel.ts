@@ -1,5 +1,5 @@
 /**
- * Cancel a running or waiting execution (docs/api.md#cancel): a Temporal cancellation request. Temporal
+ * Cancel a queued, running or waiting execution (docs/api.md#cancel): a Temporal cancellation request. Temporal
  * records it in the run's history at once, and the workflow acts on it at its next workflow task, which
  * only a worker of the run's build takes: with none running, the API answers 503 `worker_unavailable`
  * and sends nothing (src/executions/worker-presence.ts).
@@ -16,11 +16,11 @@ export async function cancelExecution(
   executionId: string,
 ): Promise<void> {
   const { handle, description, status } = await locateExecution(services, workspaceId, executionId);
-  if (status !== 'running' && status !== 'waiting') {
+  if (status !== 'queued' && status !== 'running' && status !== 'waiting') {
     throw new AppError(
       409,
       'execution_not_running',
-      `Only a running or waiting execution can be canceled; this one is ${status}.`,
+      `Only a queued, running or waiting execution can be canceled; this one is ${status}.`,
     );
   }
   const absent = await buildWithoutWorker(services, description);

@@ -34,6 +34,7 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
+import { ADMITTED_SIGNAL, type AdmissionResult } from '../../core/flow-control';
 import {
   durationMs,
   errorViewOf,
@@ -43,7 +44,7 @@ import {
   type RunView,
   type StepView,
 } from './views';
-import { closedFromOutsideError, closedStatusOfEvent } from './status';
+import { closedFromOutsideError, closedStatusOfEvent, openStatus } from './status';
 import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
@@ -70,6 +71,8 @@ const STEP_BATCH_ACTIVITY = 'run_steps';
 const CONTROL_ACTIVITY = 'evaluate_control';
 /** The local activity that ends a wait_for_event's wait: its result is the step's final record. */
 const END_EVENT_WAIT_ACTIVITY = 'end_event_wait';
+/** Flow control's first act (workers/workflows/admission.ts): its result says whether the run was queued. */
+const ACQUIRE_ADMISSION_ACTIVITY = 'acquire_admission';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -77,6 +80,8 @@ export interface HistorySource {
   pendingActivities?: PendingActivity[];
   /** True while an approval waits (the SwitchyardWaiting search attribute). */
   waiting?: boolean;
+  /** True while flow control holds the run back (the SwitchyardQueued search attribute). */
+  queued?: boolean;
   /** From describe: the workflow task being retried, and the build it goes to (src/executions/stalled.ts). */
   pendingWorkflowTask?: StalledSource['pendingWorkflowTask'];
   versioningInfo?: StalledSource['versioningInfo'];
@@ -209,14 +214,16 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     kept: keptViewsOf(input),
   });
   const { close } = sources;
-  const status: ExecutionStatus = close?.status ?? (source.waiting ? 'waiting' : 'running');
+  const status: ExecutionStatus = close?.status ?? openStatus(source);
   // The context as the worker saw it, step by step (a rules step's input is derived from it).
   const context: ExpressionContext = {
     input: input.input,
     steps: {},
     execution: { id: '', workflow: input.workflow.id, version: input.workflow.version },
   };
-  const steps = mapList(input.workflow.definition.steps, topListFrame(context), sources);
+  // A run flow control held back (queued, or canceled while queued) reached no step: it shows none.
+  const frame = { ...topListFrame(context), started: wasAdmitted(input, source.events) };
+  const steps = mapList(input.workflow.definition.steps, frame, sources);
   const view: ExecutionView = {
     execution_id: executionId,
     workflow: input.workflow.id,
@@ -559,6 +566,22 @@ class DecisionLedger {
   }
 }
 
+/**
+ * Whether the run got past flow control (docs/flow-control.md): always without `concurrency`; with it, once
+ * `acquire_admission` answered `open` or the `admitted` signal arrived (possibly before that answer).
+ */
+function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
+  if (!input.workflow.definition.concurrency) return true;
+  for (const event of events) {
+    if (event.workflowExecutionSignaledEventAttributes?.signalName === ADMITTED_SIGNAL) return true;
+    const marker = localActivityResult(event);
+    if (marker?.type !== ACQUIRE_ADMISSION_ACTIVITY) continue;
+    const result = marker.result as AdmissionResult | undefined;
+    if (result && 'state' in result && result.state === 'open') return true;
+  }
+  return false;
+}
+
 /** A local activity's marker: its activity type and its result (the marker keeps no input). */
 function localActivityResult(event: HistoryEvent): { type: string; result: unknown } | undefined {
   const attrs = event.markerRecordedEventAttributes;
@@ -574,7 +597,8 @@ function localActivityResult(event: HistoryEvent): { type: string; result: unkno
   if (
     marker.activity_type !== STEP_BATCH_ACTIVITY &&
     marker.activity_type !== CONTROL_ACTIVITY &&
-    marker.activity_type !== END_EVENT_WAIT_ACTIVITY
+    marker.activity_type !== END_EVENT_WAIT_ACTIVITY &&
+    marker.activity_type !== ACQUIRE_ADMISSION_ACTIVITY
   )
     return undefined;
   return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };

@@ -16,6 +16,7 @@ import type { ExecutionError } from '../../core/error-detail';
 import { EXECUTION_WORKFLOW_TYPE } from '../../core/execution-types';
 import {
   ERROR_CODE_ATTRIBUTE,
+  QUEUED_ATTRIBUTE,
   TRIGGER_ATTRIBUTE,
   VERSION_ATTRIBUTE,
   WAITING_ATTRIBUTE,
@@ -53,8 +54,12 @@ export interface ListExecutionsFilters extends Pick<
   execution_ids?: string[];
 }
 
+/** Runs that never queued have no SwitchyardQueued (core/search-attributes.ts): not queued either. */
+export const NOT_QUEUED = `(${QUEUED_ATTRIBUTE.name} IS NULL OR ${QUEUED_ATTRIBUTE.name} = false)`;
+
 const STATUS_CLAUSES: Record<ExecutionStatus, string> = {
-  running: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = false`,
+  queued: `ExecutionStatus = 'Running' AND ${QUEUED_ATTRIBUTE.name} = true`,
+  running: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = false AND ${NOT_QUEUED}`,
   waiting: `ExecutionStatus = 'Running' AND ${WAITING_ATTRIBUTE.name} = true`,
   success: `ExecutionStatus = 'Completed'`,
   failed: `ExecutionStatus = 'Failed'`,
@@ -175,7 +180,10 @@ const memos = new WeakMap<
 >();
 
 function statusOf(info: temporal.api.workflow.v1.IWorkflowExecutionInfo): ExecutionStatus {
-  return executionStatus(info.status, attribute(info, WAITING_ATTRIBUTE.name) === true);
+  return executionStatus(info.status, {
+    waiting: attribute(info, WAITING_ATTRIBUTE.name) === true,
+    queued: attribute(info, QUEUED_ATTRIBUTE.name) === true,
+  });
 }
 
 /** Visibility has no failure details; the workflow keeps its error in the memo for lists. */
@@ -183,7 +191,7 @@ function errorOf(
   info: temporal.api.workflow.v1.IWorkflowExecutionInfo,
   status: ExecutionStatus,
 ): ErrorView | null {
-  if (status === 'running' || status === 'waiting') return null;
+  if (status === 'queued' || status === 'running' || status === 'waiting') return null;
   if (status !== 'failed') return closedFromOutsideError(status);
   const memo = memos.get(info);
   if (memo === UNREADABLE) {

@@ -6,7 +6,7 @@ import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
 import { decodeHistory, firstPayload } from './history-mapper';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
-import { WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
+import { QUEUED_ATTRIBUTE, WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { executionStatus } from './status';
 import type { ExecutionStatus } from './views';
 
@@ -28,10 +28,10 @@ export interface LocatedExecution {
 }
 
 export function statusOf(description: WorkflowExecutionDescription): ExecutionStatus {
-  return executionStatus(
-    description.status.code,
-    description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
-  );
+  return executionStatus(description.status.code, {
+    waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
+    queued: description.typedSearchAttributes.get(QUEUED_ATTRIBUTE) === true,
+  });
 }
 
 export async function locateExecution(

@@ -16,7 +16,7 @@ import {
   type HistorySource,
 } from './history-mapper';
 import { showChunkItemSteps } from './chunk-steps';
-import { WAITING_ATTRIBUTE } from '../../core/search-attributes';
+import { QUEUED_ATTRIBUTE, WAITING_ATTRIBUTE } from '../../core/search-attributes';
 import { executionNotFound, locateExecution } from './locate';
 import type { ExecutionView } from './views';
 
@@ -60,6 +60,7 @@ export async function readExecutionHistory(
       events,
       pendingActivities,
       waiting: description.typedSearchAttributes.get(WAITING_ATTRIBUTE) === true,
+      queued: description.typedSearchAttributes.get(QUEUED_ATTRIBUTE) === true,
       pendingWorkflowTask: description.raw.pendingWorkflowTask,
       versioningInfo: description.raw.workflowExecutionInfo?.versioningInfo,
     };

@@ -5,7 +5,7 @@
 import { temporal } from '@temporalio/proto';
 import type { ErrorView, ExecutionStatus } from './views';
 
-export type ClosedStatus = Exclude<ExecutionStatus, 'running' | 'waiting'>;
+export type ClosedStatus = Exclude<ExecutionStatus, 'queued' | 'running' | 'waiting'>;
 
 const WorkflowStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
 const EventType = temporal.api.enums.v1.EventType;
@@ -27,15 +27,21 @@ const CLOSED_BY_EVENT = new Map<temporal.api.enums.v1.EventType, ClosedStatus>([
 ]);
 
 /**
- * The status of an execution from its run's Temporal status; an open run is `waiting` while the
- * workflow says so (its search attribute), `running` otherwise.
+ * The status of an execution from its run's Temporal status; an open run is `queued` or `waiting` while
+ * the workflow says so (its search attributes), `running` otherwise.
  */
 export function executionStatus(
   runStatus: temporal.api.enums.v1.WorkflowExecutionStatus | null | undefined,
-  waiting: boolean,
+  flags: { waiting: boolean; queued: boolean },
 ): ExecutionStatus {
   const closed = runStatus == null ? undefined : CLOSED_BY_RUN_STATUS.get(runStatus);
-  return closed ?? (waiting ? 'waiting' : 'running');
+  return closed ?? openStatus(flags);
+}
+
+/** An open run's status from its search attributes (SwitchyardQueued, SwitchyardWaiting). */
+export function openStatus(flags: { waiting?: boolean; queued?: boolean }): 'queued' | 'waiting' | 'running' {
+  if (flags.queued) return 'queued';
+  return flags.waiting ? 'waiting' : 'running';
 }
 
 /** The status a history event closes the run with, or undefined for any other event. */

@@ -5,6 +5,7 @@ import type { TriggerType } from '../../core/definitions/schema';
 import type { TriggerEvent, WaitingFor } from '../../core/execution-types';
 
 export const EXECUTION_STATUSES = [
+  'queued',
   'running',
   'waiting',
   'success',

@@ -6,7 +6,7 @@
 import type { Services } from '../services';
 import { aiTokensToday } from '../../platform/store/ai-usage';
 import { countedUsage } from '../../platform/store/workspace-limits';
-import { visibilityQuery } from '../executions/list';
+import { NOT_QUEUED, visibilityQuery } from '../executions/list';
 import { callTemporal } from '../../platform/temporal/errors';
 import type { CountedLimit } from '../../core/workspace-limits';
 
@@ -24,10 +24,10 @@ export async function workspaceUsage(services: Services, workspaceId: string): P
   return { ...counts, open_executions: open, ai_tokens_today: ai.tokens };
 }
 
-/** Executions of the workspace that are running or waiting: Temporal runs still open. */
+/** Executions of the workspace that are running or waiting: Temporal runs still open, not queued (§16). */
 export async function openExecutions(services: Services, workspaceId: string): Promise<number> {
   const { connection, namespace } = services.temporal;
-  const query = `${visibilityQuery(workspaceId, {})} AND ExecutionStatus = 'Running'`;
+  const query = `${visibilityQuery(workspaceId, {})} AND ExecutionStatus = 'Running' AND ${NOT_QUEUED}`;
   const response = await callTemporal(connection, () =>
     connection.workflowService.countWorkflowExecutions({ namespace, query }),
   );

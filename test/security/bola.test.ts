@@ -91,6 +91,8 @@ describe('security: object level authorization (BOLA) @integration', function ()
       a.failingWorkflowId,
       a.scheduledWorkflowId,
       a.hookWorkflowId,
+      a.queuedWorkflowId,
+      a.queued,
       a.succeeded,
       a.waiting,
       a.failed,

@@ -378,6 +378,10 @@ export interface Population {
   scheduledWorkflowId: string;
   hookWorkflowId: string;
   hookSecret: string;
+  /** A workflow with `concurrency` (limit 1): one run waiting for approval holds its place, one is queued. */
+  queuedWorkflowId: string;
+  /** The run queued behind it. */
+  queued: string;
   succeeded: string;
   waiting: string;
   failed: string;
@@ -401,7 +405,8 @@ export const MAP_STEP = 'each';
 /**
  * Creates the population in a new workspace: an API key, two secrets, four workflows (one with a webhook
  * trigger), a succeeded, a waiting (approval) and a failed execution, two webhook endpoints (at
- * `receiverUrl`, which must answer 2xx), the first with a succeeded delivery, and two events.
+ * `receiverUrl`, which must answer 2xx), the first with a succeeded delivery, and two events; and a workflow
+ * with `concurrency` whose one place a run waiting for approval holds, with a run queued behind it.
  */
 export async function populate(service: TestService, receiverUrl: string): Promise<Population> {
   const { workspaceId, key } = await service.newWorkspace(['admin']);
@@ -465,7 +470,18 @@ export async function populate(service: TestService, receiverUrl: string): Promi
       ] as never),
     )
   ).id!;
+  const queuedWorkflowId = (
+    await created(
+      '/v1/workflows',
+      definition([{ id: APPROVAL_STEP, kind: 'approval' }], { concurrency: { limit: 1 } }),
+    )
+  ).id!;
   const start = async (id: string) => (await created(`/v1/workflows/${id}/trigger`, {}, 202)).execution_id!;
+  // One after the other: the first takes the place, the second queues behind it.
+  const placeHolder = await start(queuedWorkflowId);
+  await waitForExecution(api, placeHolder, (e) => e.status === 'waiting');
+  const queued = await start(queuedWorkflowId);
+  await waitForExecution(api, queued, (e) => e.status === 'queued');
   const [succeeded, waiting, failed, mapped] = await Promise.all([
     start(workflowId),
     start(approvalWorkflowId),
@@ -521,6 +537,8 @@ export async function populate(service: TestService, receiverUrl: string): Promi
     scheduledWorkflowId,
     hookWorkflowId: hook.id!,
     hookSecret: hook.hook_secret!,
+    queuedWorkflowId,
+    queued,
     succeeded,
     waiting,
     failed,
@@ -545,9 +563,11 @@ export function populationPath(op: Operation, p: Population): Record<string, str
       id:
         op.operationId === 'rotateHookSecret'
           ? p.hookWorkflowId
-          : op.path.includes('/schedule')
-            ? p.scheduledWorkflowId
-            : p.workflowId,
+          : op.operationId === 'getWorkflowQueue'
+            ? p.queuedWorkflowId
+            : op.path.includes('/schedule')
+              ? p.scheduledWorkflowId
+              : p.workflowId,
     },
     executions: {
       id:

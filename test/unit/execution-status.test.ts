@@ -5,19 +5,31 @@ import { closedFromOutsideError, closedStatusOfEvent, executionStatus } from '..
 const RunStatus = temporal.api.enums.v1.WorkflowExecutionStatus;
 const EventType = temporal.api.enums.v1.EventType;
 
+const OPEN = { waiting: false, queued: false };
+const WAITING = { waiting: true, queued: false };
+
 describe('execution status (one mapping for describe, list and history)', () => {
   it('maps every closed Temporal status to the contract status', () => {
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED, false)).to.equal('success');
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_FAILED, false)).to.equal('failed');
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_CANCELED, false)).to.equal('canceled');
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED, false)).to.equal('terminated');
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, false)).to.equal('timed_out');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED, OPEN)).to.equal('success');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_FAILED, OPEN)).to.equal('failed');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_CANCELED, OPEN)).to.equal('canceled');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TERMINATED, OPEN)).to.equal('terminated');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, OPEN)).to.equal('timed_out');
   });
 
   it('reads an open run as waiting when the workflow says so, running otherwise', () => {
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, true)).to.equal('waiting');
-    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, false)).to.equal('running');
-    expect(executionStatus(undefined, false)).to.equal('running');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, WAITING)).to.equal('waiting');
+    expect(executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, OPEN)).to.equal('running');
+    expect(executionStatus(undefined, OPEN)).to.equal('running');
+  });
+
+  it('reads an open run as queued while flow control holds it back, whatever else it says', () => {
+    expect(
+      executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, { waiting: false, queued: true }),
+    ).to.equal('queued');
+    expect(
+      executionStatus(RunStatus.WORKFLOW_EXECUTION_STATUS_CANCELED, { waiting: false, queued: true }),
+    ).to.equal('canceled');
   });
 
   it('gives the same status from the close event of the history', () => {

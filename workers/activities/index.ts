@@ -23,6 +23,7 @@ import { createSecretResolver } from './secrets';
 import { WorkspaceStepSlots } from './step-slots';
 import { createStepRunner } from './steps';
 import { createEventWaits } from './event-waits';
+import { createAdmissionActivities } from './admission';
 
 export interface ActivityDeps {
   db: Database;
@@ -121,6 +122,13 @@ export function createActivities(deps: ActivityDeps) {
       client: deps.client,
       policy: { allowPrivate: deps.allowPrivateDestinations },
       retryScheduleMs: deps.webhookRetryScheduleMs,
+    }),
+    // Flow control: a run's place among its key's open executions (admission.ts).
+    ...createAdmissionActivities({
+      db: deps.db,
+      client: deps.client,
+      compute: deps.compute,
+      onStepsBegin: deps.onStepsBegin,
     }),
     ...createHousekeepingActivities({
       db: deps.db,

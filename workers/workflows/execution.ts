@@ -48,6 +48,7 @@ import {
 import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
+import { admit, listenForAdmission, release } from './admission';
 import { createRunner, remember, runList } from './interpreter';
 import { ERROR_CODE_ATTRIBUTE } from '../../core/search-attributes';
 
@@ -96,6 +97,8 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     ...(input.resume?.kept && { kept: input.resume.kept }),
   };
   listenForEventWakes(run);
+  // Flow control (admission.ts): only definitions with `concurrency` take a place; others run as before.
+  const admission = input.workflow.definition.concurrency ? listenForAdmission() : undefined;
   const frame = topFrame();
   for (const record of input.resume?.records ?? []) remember(frame, record);
   setHandler(
@@ -143,6 +146,10 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
   );
 
   try {
+    if (admission) {
+      const refused = await admit(admission, input);
+      if (refused) return await failExecution(run, refused);
+    }
     return await runSteps(input, run, frame);
   } catch (error) {
     if (isCancellation(error)) {
@@ -151,6 +158,9 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     }
     if (error instanceof StepFailure) return failExecution(run, error.error);
     throw error;
+  } finally {
+    // Whatever way the run ends (a cancel while queued included), its place goes to the next run.
+    if (admission) await CancellationScope.nonCancellable(release);
   }
 }
 

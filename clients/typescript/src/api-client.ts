@@ -31,6 +31,7 @@ export type Secret = Schemas['Secret'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type WorkflowVersion = Schemas['WorkflowVersion'];
+export type WorkflowQueue = Schemas['WorkflowQueue'];
 export type Workspace = Schemas['Workspace'];
 export type Event = Schemas['Event'];
 export type EventInput = Schemas['EventInput'];
@@ -59,6 +60,7 @@ type ListQuery<K extends keyof operations> = Omit<QueryOf<K>, 'cursor'>;
  * reverse, fails to compile.
  */
 const EXECUTION_STATUS_KEYS: Record<ExecutionStatus, true> = {
+  queued: true,
   running: true,
   waiting: true,
   success: true,
@@ -68,7 +70,7 @@ const EXECUTION_STATUS_KEYS: Record<ExecutionStatus, true> = {
   timed_out: true,
 };
 
-/** Every status of an execution, running and waiting first, then the final ones. */
+/** Every status of an execution, the open ones (queued, running, waiting) first, then the final ones. */
 export const EXECUTION_STATUSES: readonly ExecutionStatus[] = Object.keys(
   EXECUTION_STATUS_KEYS,
 ) as ExecutionStatus[];
@@ -168,6 +170,9 @@ export class SwitchyardApiClient {
           }),
         ),
       ),
+    /** Executions queued and open under the workflow's `concurrency`, in all and for its busiest keys. */
+    queue: (id: string): Promise<WorkflowQueue> =>
+      unwrap(this.raw.GET('/v1/workflows/{id}/queue', { params: { path: { id } } })),
     /** Version 1; a webhook trigger's `hook_secret` is in this answer only. */
     create: (definition: WorkflowDefinition): Promise<Workflow> =>
       unwrap(this.raw.POST('/v1/workflows', { body: definition })),

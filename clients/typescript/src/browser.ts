@@ -29,6 +29,7 @@ export {
   type ApiKey,
   type CreatedApiKey,
   type WorkflowVersion,
+  type WorkflowQueue,
   type Workspace,
   type Event,
   type EventInput,

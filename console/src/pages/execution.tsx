@@ -23,7 +23,7 @@ import { useAction } from '../use-action';
 import { useAsync, useInterval } from '../use-async';
 import { validateInput, type InputProblem } from '../validate-input';
 
-const ACTIVE = new Set(['running', 'waiting']);
+const ACTIVE = new Set(['queued', 'running', 'waiting']);
 
 export function ExecutionPage({ id }: { id: string }) {
   const session = useSession();

@@ -148,6 +148,7 @@ Commands:
   workflows list [--limit N]               list workflows
   workflows get ID [--workflow-version N]  show a workflow's definition
   workflows versions ID [--limit N]        a workflow's versions, newest first
+  workflows queue ID                       executions queued and open under its concurrency, by key
   workflows apply -f FILE|DIR [--dry-run]  create or update workflows from JSON/YAML files
   run WORKFLOW [--input JSON] [--wait] [--timeout SECONDS] [--idempotency-key KEY]
       [--workflow-version N]               start an execution (--wait: until it finishes)

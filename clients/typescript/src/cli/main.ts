@@ -40,7 +40,7 @@ import { stepTree } from './tree';
 import { schedule } from './schedule';
 import { bulkRuns } from './bulk';
 
-const STATUSES = ['running', 'waiting', 'success', 'failed', 'canceled', 'terminated', 'timed_out'];
+const STATUSES = ['queued', 'running', 'waiting', 'success', 'failed', 'canceled', 'terminated', 'timed_out'];
 
 export async function main(argv: readonly string[], io: Io = defaultIo()): Promise<number> {
   let json = argv.includes('--json');
@@ -217,6 +217,24 @@ async function workflows({ parsed, sub, client, print, io }: Command): Promise<n
       ]);
       return EXIT.ok;
     }
+    case 'queue': {
+      const [id] = expectCommand(parsed, 'workflows queue', [], { min: 1, max: 1, words: 2 });
+      const queue = await client().workflows.queue(id!);
+      print(queue, () =>
+        [
+          `${queue.queued} queued, ${queue.open} open`,
+          ...(queue.keys.length > 0
+            ? [
+                table(
+                  ['KEY', 'QUEUED', 'OPEN'],
+                  queue.keys.map((k) => [k.key ?? '(whole workflow)', k.queued, k.open]),
+                ),
+              ]
+            : []),
+        ].join('\n'),
+      );
+      return EXIT.ok;
+    }
     case 'apply': {
       expectCommand(parsed, 'workflows apply', ['file', 'dry-run'], { min: 0, max: 0, words: 2 });
       if (!v.file?.length) throw new UsageError('workflows apply needs -f FILE|DIR');
@@ -251,7 +269,7 @@ async function workflows({ parsed, sub, client, print, io }: Command): Promise<n
     }
     default:
       throw new UsageError(
-        sub ? `unknown command 'workflows ${sub}'` : 'workflows needs list, get, versions or apply',
+        sub ? `unknown command 'workflows ${sub}'` : 'workflows needs list, get, versions, queue or apply',
       );
   }
 }

@@ -152,6 +152,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/workflows/{id}/queue': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A workflow's queue: executions queued and open under its concurrency, by key
+     * @description Counts of the executions that flow control holds (docs/flow-control.md): queued, and open (running or waiting) under `concurrency`, in all and for the 20 busiest keys. A workflow without `concurrency` has none.
+     */
+    get: operations['getWorkflowQueue'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/workflows/{id}/hook-secret': {
     parameters: {
       query?: never;
@@ -382,8 +402,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Cancel a running or waiting execution
-     * @description The running step is canceled; the execution ends with status canceled.
+     * Cancel a queued, running or waiting execution
+     * @description The running step is canceled (a queued execution never starts); the execution ends with status canceled.
      */
     post: operations['cancelExecution'];
     delete?: never;
@@ -926,6 +946,10 @@ export interface components {
       steps: components['schemas']['__schema0'][];
       /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
       output?: unknown;
+      /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
+      concurrency?: components['schemas']['Concurrency'];
+      /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
+      priority?: string;
     };
     Trigger:
       | {
@@ -1246,6 +1270,12 @@ export interface components {
       /** @description true (default): the step ends when the child ends; false: it succeeds at once with {execution_id}. */
       wait?: boolean;
     };
+    Concurrency: {
+      /** @description Executions of one key open (running or waiting) at most; the rest are queued. */
+      limit: number;
+      /** @description JSONata over {input} giving the key ("input.customer_id"); omitted: the whole workflow is one key. A string is the key as it is, a number or boolean its JSON text, anything else "null"; cut to 200 characters. Validated on save beyond this schema: it must parse and read only input (400 invalid_definition). */
+      key?: string;
+    };
     /**
      * @example {
      *       "name": "Customer onboarding",
@@ -1343,6 +1373,10 @@ export interface components {
       steps: components['schemas']['__schema0'][];
       /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
       output?: unknown;
+      /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
+      concurrency?: components['schemas']['Concurrency'];
+      /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
+      priority?: string;
     };
     /**
      * @example {
@@ -1418,7 +1452,7 @@ export interface components {
       | components['schemas']['BulkRerun'];
     BulkCancel: {
       /**
-       * @description Open (running or waiting) executions are canceled. (enum property replaced by openapi-typescript)
+       * @description Open (queued, running or waiting) executions are canceled. (enum property replaced by openapi-typescript)
        * @enum {string}
        */
       action: 'cancel';
@@ -1431,7 +1465,8 @@ export interface components {
       /** @description Only executions of this workflow. */
       workflow?: string;
       /** @enum {string} */
-      status?: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      status?:
+        'queued' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       /**
        * @description Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …).
        * @example step_failed
@@ -1504,7 +1539,8 @@ export interface components {
        * @description The execution status when the event was emitted.
        * @enum {string}
        */
-      status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      status:
+        'queued' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       error: components['schemas']['ExecutionError'] | null;
       /** @description execution.completed only: the execution's output. */
       output?: unknown;
@@ -1663,6 +1699,10 @@ export interface components {
       steps: components['schemas']['__schema1'][];
       /** @description The execution's output when it succeeds; strings may hold {{ }} templates over the steps. Without it: the output of the last step that ran. */
       output?: unknown;
+      /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
+      concurrency?: components['schemas']['Concurrency'];
+      /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
+      priority?: string;
       /** @description The inbound hook signing secret: only in the response of the save that created it (webhook triggers). */
       hook_secret?: string;
       version: number;
@@ -1696,6 +1736,19 @@ export interface components {
     WorkflowVersionList: {
       data: components['schemas']['WorkflowVersion'][];
       next_cursor: string | null;
+    };
+    WorkflowQueue: {
+      /** @description Executions of the workflow queued (waiting for a place). */
+      queued: number;
+      /** @description Executions of the workflow open (running or waiting) under its concurrency. */
+      open: number;
+      /** @description The 20 busiest keys (queued and open together), busiest first. */
+      keys: {
+        /** @description The value of the concurrency key; null for a workflow whose concurrency has no key expression. */
+        key: string | null;
+        queued: number;
+        open: number;
+      }[];
     };
     HookSecret: {
       hook_secret: string;
@@ -1752,7 +1805,8 @@ export interface components {
       workflow: string;
       workflow_version: number;
       /** @enum {string} */
-      status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      status:
+        'queued' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
         /**
          * @description `workflow`: a child execution, started by a workflow step of its parent; `event`: started by an event (its trigger step names it).
@@ -1780,7 +1834,8 @@ export interface components {
       workflow: string;
       workflow_version: number;
       /** @enum {string} */
-      status: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+      status:
+        'queued' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
       trigger: {
         /**
          * @description `workflow`: a child execution, started by a workflow step of its parent; `event`: started by an event (its trigger step names it).
@@ -3764,6 +3819,8 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -4604,6 +4661,8 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -5153,6 +5212,240 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
+      401: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "unauthorized",
+           *         "message": "Missing or invalid API key.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The key lacks the scope this endpoint needs */
+      403: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "forbidden",
+           *         "message": "This API key lacks the 'write' scope.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unknown id, or one of another workspace */
+      404: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "workflow_not_found",
+           *         "message": "No workflow 'customer-onboarding' in this workspace.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Rate limited; see Retry-After */
+      429: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "rate_limited",
+           *         "message": "Too many requests for this API key; retry after 1 s.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The request line and headers (a long query string counts) are over 16 KiB; answered before any route runs */
+      431: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "invalid_request",
+           *         "message": "The request line and headers are larger than the server accepts (16 KiB in all).",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Internal error */
+      500: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "internal_error",
+           *         "message": "Something went wrong on our side; quote the request id to support.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (Temporal, the database) is unavailable; the request did nothing */
+      503: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Seconds to wait before trying again. */
+          'Retry-After': number;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": {
+           *         "code": "temporal_unavailable",
+           *         "message": "Temporal is unavailable; the request did nothing. Retry shortly.",
+           *         "request_id": "req_8Jq2mZ0cXv4LwT1aBn7R",
+           *         "details": []
+           *       }
+           *     }
+           */
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  getWorkflowQueue: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts */
+      200: {
+        headers: {
+          /** @description The request id (a sane incoming X-Request-Id is kept); error bodies repeat it as request_id. */
+          'X-Request-Id': string;
+          /** @description Bucket size (burst) */
+          'RateLimit-Limit'?: number;
+          /** @description Requests left in the bucket */
+          'RateLimit-Remaining'?: number;
+          /** @description Seconds until the bucket is full */
+          'RateLimit-Reset'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "queued": 7,
+           *       "open": 5,
+           *       "keys": [
+           *         {
+           *           "key": "acme",
+           *           "queued": 6,
+           *           "open": 2
+           *         },
+           *         {
+           *           "key": "globex",
+           *           "queued": 1,
+           *           "open": 2
+           *         },
+           *         {
+           *           "key": "initech",
+           *           "queued": 0,
+           *           "open": 1
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': components['schemas']['WorkflowQueue'];
         };
       };
       /** @description Missing, malformed, unknown or revoked API key (or invalid signature on hooks) */
@@ -7493,7 +7786,8 @@ export interface operations {
       query?: {
         /** @description Only executions of this workflow. */
         workflow?: string;
-        status?: 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
+        status?:
+          'queued' | 'running' | 'waiting' | 'success' | 'failed' | 'canceled' | 'terminated' | 'timed_out';
         /** @description Only failed executions whose error has this code (`connector_http_error`, `event_timed_out`, …). */
         error_code?: string;
         /** @description Only executions started at or after this time (RFC 3339). */

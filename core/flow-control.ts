@@ -1,0 +1,65 @@
+/**
+ * Flow control (docs/flow-control.md): what the definition's `concurrency` and `priority` keys mean once
+ * evaluated, shared by the worker's admission activities, the API's sweeper and reads. Pure.
+ */
+import type { ExecutionError } from './error-detail';
+
+/** Signal a queued run waits for: its place was granted (workers/workflows/admission.ts). */
+export const ADMITTED_SIGNAL = 'admitted';
+
+/** The longest key value kept: a longer one is cut (two keys alike up to there share their places). */
+export const MAX_ADMISSION_KEY_LENGTH = 200;
+export const MIN_PRIORITY = -100;
+export const MAX_PRIORITY = 100;
+
+/**
+ * A concurrency key's value as stored and shown: a string as it is, a number or a boolean as its JSON
+ * text, anything else (missing, null, an object or array) as "null"; cut to MAX_ADMISSION_KEY_LENGTH.
+ */
+export function admissionKeyOf(value: unknown): string {
+  let text: string;
+  if (typeof value === 'string') text = value;
+  else if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean')
+    text = JSON.stringify(value);
+  else text = 'null';
+  return text.length > MAX_ADMISSION_KEY_LENGTH ? text.slice(0, MAX_ADMISSION_KEY_LENGTH) : text;
+}
+
+/** A priority's value: a number rounded and clamped to MIN_PRIORITY..MAX_PRIORITY; anything else 0. */
+export function priorityOf(value: unknown): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) return 0;
+  return Math.min(MAX_PRIORITY, Math.max(MIN_PRIORITY, Math.round(value)));
+}
+
+/** Input of the `acquire_admission` local activity: the run asks for its place. */
+export interface AdmissionRequest {
+  workspace_id: string;
+  workflow_id: string;
+  execution_id: string;
+  limit: number;
+  /** The concurrency key expression; absent: the whole workflow is one key. */
+  key?: string;
+  /** The priority expression; absent: 0. */
+  priority?: string;
+  /** What the expressions see. */
+  input: unknown;
+}
+
+/**
+ * The place a run got: `open` (it runs now) or `queued` (it waits for the `admitted` signal); or the
+ * evaluation error that fails the run before any step.
+ */
+export type AdmissionResult =
+  { state: 'open' | 'queued'; key: string | null; priority: number } | { error: ExecutionError };
+
+/** Input of the `release_admission` local activity: the run ends, whatever way. */
+export interface ReleaseRequest {
+  execution_id: string;
+}
+
+/** GET /v1/workflows/{id}/queue (docs/flow-control.md#the-queue). */
+export interface QueueView {
+  queued: number;
+  open: number;
+  keys: { key: string | null; queued: number; open: number }[];
+}

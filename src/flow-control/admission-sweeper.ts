@@ -1,0 +1,112 @@
+/**
+ * The admission sweeper (docs/flow-control.md, ARCHITECTURE.md#flow-control): every API process runs one,
+ * beside the event dispatcher. Runs take and give back their places themselves (workers/activities/
+ * admission.ts); the sweeper repairs what a crash or an operator left behind:
+ *
+ * - a granted place whose run was not told (a release that died between its commit and its signal):
+ *   signaled again after a few seconds;
+ * - a key with free places and queued runs (a release that never ran, a limit raised by a new version):
+ *   its places granted;
+ * - slowly, in turn, rows whose run closed without releasing (terminated from Temporal UI, timed out):
+ *   described, and released when the run is gone or closed.
+ *
+ * Every repair takes the key's lock like the runs do (platform/store/admissions.ts), so sweepers of several
+ * processes and the runs themselves never open more than the limit.
+ */
+import type { Logger } from '../../platform/logger';
+import {
+  grantKey,
+  keysWithQueue,
+  releaseAdmission,
+  takeRowsToCheck,
+  unsignaledAdmissions,
+} from '../../platform/store/admissions';
+import { signalAdmitted } from '../../platform/temporal/admission-signals';
+import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import type { Services } from '../services';
+import { Sweeper } from '../background/sweeper';
+
+export interface AdmissionSweeperOptions {
+  sweepMs: number;
+  /** How long a granted row may stay untold, or a key's queue wait with places free, before a repair. */
+  graceMs: number;
+  /** How often rows are checked against their runs, and how long a row waits between two checks. */
+  checkEveryMs: number;
+  /** Rows checked per pass at most (one describe each). */
+  checkBatch: number;
+}
+
+export const DEFAULT_ADMISSION_SWEEPER_OPTIONS: AdmissionSweeperOptions = {
+  sweepMs: 5_000,
+  graceMs: 5_000,
+  checkEveryMs: 60_000,
+  checkBatch: 50,
+};
+
+/** Rows and keys one pass repairs at most. */
+const PASS_BATCH = 200;
+
+export class AdmissionSweeper extends Sweeper {
+  private readonly logger: Logger;
+  private readonly options: AdmissionSweeperOptions;
+  private lastCheck = 0;
+
+  constructor(
+    private readonly services: Services,
+    options: Partial<AdmissionSweeperOptions> = {},
+  ) {
+    const settings = { ...DEFAULT_ADMISSION_SWEEPER_OPTIONS, ...options };
+    super(settings.sweepMs);
+    this.options = settings;
+    this.logger = services.logger.child({ component: 'admission' });
+  }
+
+  protected async pass(): Promise<void> {
+    const { db } = this.services;
+    const { client } = this.services.temporal;
+    const { graceMs } = this.options;
+    try {
+      const untold = await unsignaledAdmissions(db, graceMs, PASS_BATCH);
+      if (untold.length > 0) await signalAdmitted(db, client, untold);
+      for (const key of await keysWithQueue(db, graceMs, PASS_BATCH)) {
+        if (this.stopped) return;
+        const granted = await grantKey(db, key);
+        if (granted.length > 0) await signalAdmitted(db, client, granted);
+      }
+      if (Date.now() - this.lastCheck >= this.options.checkEveryMs) {
+        this.lastCheck = Date.now();
+        await this.checkRuns();
+      }
+    } catch (error) {
+      // The database or Temporal away: the next pass tries again.
+      this.logger.warn({ err: error }, 'Admission repairs could not finish; the next sweep tries again');
+    }
+  }
+
+  /** Rows whose run is gone or closed are released (what their run could not do). */
+  private async checkRuns(): Promise<void> {
+    const { db } = this.services;
+    const { client, connection } = this.services.temporal;
+    const rows = await takeRowsToCheck(db, this.options.checkEveryMs, this.options.checkBatch);
+    for (const row of rows) {
+      if (this.stopped) return;
+      let open: boolean;
+      try {
+        const description = await callTemporal(connection, () =>
+          client.workflow.getHandle(row.execution_id).describe(),
+        );
+        open = description.status.name === 'RUNNING';
+      } catch (error) {
+        if (!isWorkflowNotFound(error)) throw error;
+        open = false;
+      }
+      if (open) continue;
+      this.logger.info(
+        { executionId: row.execution_id },
+        'Released the place of a run that closed without releasing it',
+      );
+      const granted = await releaseAdmission(db, row.execution_id, row.seq);
+      if (granted.length > 0) await signalAdmitted(db, client, granted);
+    }
+  }
+}

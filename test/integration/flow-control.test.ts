@@ -1,0 +1,220 @@
+/**
+ * Flow control (docs/flow-control.md): `concurrency` holds runs of a key back past its limit with the status
+ * `queued`, they start in order of `priority` then arrival, a queued run can be canceled, and the queue
+ * endpoint counts them. Against the dev server and the service's admission table, on embedded PGlite and on
+ * the PostgreSQL server (TEST_DATABASE_URL), where the key's advisory lock serializes concurrent transactions.
+ */
+import { expect } from 'chai';
+import {
+  createWorkflow,
+  definition,
+  expectError,
+  httpStep,
+  trigger,
+  uniqueId,
+  waitForExecution,
+  type ExecutionBody,
+} from '../support/fixtures';
+import { Receiver, type ReceivedRequest } from '../support/receiver';
+import { DB_KINDS, startTestService, type TestService } from '../support/stack';
+import { waitFor } from '../support/wait';
+
+const NO_RETRY = { max_attempts: 1 };
+
+for (const db of DB_KINDS) {
+  describe(`flow control (${db}) @integration`, function () {
+    this.timeout(300_000);
+    let service: TestService;
+    let receiver: Receiver;
+    before(async function () {
+      service = await startTestService({ db });
+      receiver = await Receiver.start();
+    });
+    after(async () => {
+      await receiver?.stop();
+      await service?.stop();
+    });
+
+    /** A workflow of one connector step that calls `<receiver>/<prefix>/<input.customer>`. */
+    async function callingWorkflow(prefix: string, extra: Record<string, unknown>): Promise<string> {
+      return createWorkflow(
+        service.api(),
+        definition(
+          [
+            httpStep(
+              'call',
+              {
+                method: 'POST',
+                url: `${receiver.url}/${prefix}/{{ input.customer }}`,
+                body: { n: '{{ input.n }}' },
+              },
+              { retry: NO_RETRY },
+            ),
+          ],
+          extra,
+        ),
+      );
+    }
+
+    /** Holds the next call to `path` until the returned function is called. */
+    function holdNext(path: string): () => void {
+      let release!: () => void;
+      const until = new Promise<void>((resolve) => (release = resolve));
+      receiver.replyOnceTo(path, { status: 200, body: { held: true }, until });
+      return release;
+    }
+
+    const read = async (id: string): Promise<ExecutionBody> =>
+      (await service.api().get(`/v1/executions/${id}`).expect(200)).body as ExecutionBody;
+
+    const waitForStatus = (id: string, status: string) =>
+      waitForExecution(service.api(), id, (e) => e.status === status, 60_000);
+
+    const callsTo = (prefix: string): ReceivedRequest[] =>
+      receiver.requests.filter((r) => r.path.startsWith(`/${prefix}/`));
+
+    it('never opens more than `limit` runs of a key: 60 runs over 3 keys with a limit of 2', async () => {
+      const prefix = uniqueId('limit');
+      const inFlight = new Map<string, number>();
+      const most = new Map<string, number>();
+      receiver.replyAlways(async (request) => {
+        if (!request.path.startsWith(`/${prefix}/`)) return { status: 200, body: { ok: true } };
+        const key = request.path;
+        inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
+        most.set(key, Math.max(most.get(key) ?? 0, inFlight.get(key)!));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        inFlight.set(key, inFlight.get(key)! - 1);
+        return { status: 200, body: { ok: true } };
+      });
+      try {
+        const workflowId = await callingWorkflow(prefix, {
+          concurrency: { limit: 2, key: 'input.customer' },
+        });
+        const ids: string[] = [];
+        for (let n = 0; n < 60; n++)
+          ids.push(await trigger(service.api(), workflowId, { customer: `c${n % 3}`, n }));
+        for (const id of ids) {
+          const done = await waitForExecution(service.api(), id, undefined, 120_000);
+          expect(done.status, `${id}: ${JSON.stringify(done.error)}`).to.equal('success');
+        }
+        expect(callsTo(prefix), 'one call per run, none twice').to.have.length(60);
+        expect([...most.keys()].sort()).to.deep.equal([`/${prefix}/c0`, `/${prefix}/c1`, `/${prefix}/c2`]);
+        for (const [key, n] of most) expect(n, `calls of ${key} in flight at once`).to.be.at.most(2);
+        const queue = (await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body;
+        expect(queue, 'nothing left in the queue').to.deep.equal({ queued: 0, open: 0, keys: [] });
+      } finally {
+        receiver.replyAlways({ status: 200, body: { ok: true } });
+      }
+    });
+
+    it('shows a held-back run as queued, with only its trigger step, listed as queued and not as running', async () => {
+      const prefix = uniqueId('queued');
+      const workflowId = await callingWorkflow(prefix, { concurrency: { limit: 1 } });
+      const release = holdNext(`/${prefix}/a`);
+      const blocker = await trigger(service.api(), workflowId, { customer: 'a', n: 1 });
+      await waitFor(async () => callsTo(prefix).length === 1, { what: 'the blocker to call the receiver' });
+      const queued = await trigger(service.api(), workflowId, { customer: 'b', n: 2 });
+      const view = await waitForStatus(queued, 'queued');
+      expect(view.steps.map((step) => step.id)).to.deep.equal(['trigger']);
+      const listed = async (status: string) =>
+        (
+          (await service.api().get(`/v1/executions?workflow=${workflowId}&status=${status}`).expect(200)).body
+            .data as { execution_id: string; status: string }[]
+        ).map((e) => e.execution_id);
+      await waitFor(async () => (await listed('queued')).includes(queued), {
+        what: 'the list to show it queued',
+      });
+      expect(await listed('queued')).to.deep.equal([queued]);
+      await waitFor(async () => (await listed('running')).includes(blocker), {
+        what: 'the blocker as running',
+      });
+      expect(await listed('running'), 'running excludes queued runs').to.deep.equal([blocker]);
+      const queue = (await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body;
+      expect(queue).to.deep.equal({ queued: 1, open: 1, keys: [{ key: null, queued: 1, open: 1 }] });
+      release();
+      expect((await waitForExecution(service.api(), queued)).status).to.equal('success');
+      expect((await read(blocker)).status).to.equal('success');
+      expect(callsTo(prefix).map((r) => r.path)).to.deep.equal([`/${prefix}/a`, `/${prefix}/b`]);
+    });
+
+    it('starts queued runs of a key by priority, highest first, then in arrival order', async () => {
+      const prefix = uniqueId('priority');
+      const workflowId = await callingWorkflow(prefix, {
+        concurrency: { limit: 1, key: "'one'" },
+        priority: 'input.p',
+      });
+      const release = holdNext(`/${prefix}/blocker`);
+      const blocker = await trigger(service.api(), workflowId, { customer: 'blocker', p: 100 });
+      await waitFor(async () => callsTo(prefix).length === 1, { what: 'the blocker to call the receiver' });
+      const priorities = [0, 10, 5, 10, -3, 'high', 250];
+      const ids: string[] = [];
+      for (const [n, p] of priorities.entries()) {
+        const id = await trigger(service.api(), workflowId, { customer: `r${n}`, p });
+        // One at a time, so that arrival order is the order of these triggers.
+        await waitForStatus(id, 'queued');
+        ids.push(id);
+      }
+      release();
+      for (const id of [blocker, ...ids])
+        expect((await waitForExecution(service.api(), id)).status).to.equal('success');
+      // 250 is clamped to 100; 'high' is no number: 0, after the earlier 0.
+      expect(callsTo(prefix).map((r) => r.path.split('/')[2])).to.deep.equal([
+        'blocker',
+        'r6',
+        'r1',
+        'r3',
+        'r2',
+        'r0',
+        'r5',
+        'r4',
+      ]);
+    });
+
+    it('cancels a queued run: it never calls the receiver, and the next one takes the place', async () => {
+      const prefix = uniqueId('cancel');
+      const workflowId = await callingWorkflow(prefix, { concurrency: { limit: 1, key: 'input.group' } });
+      const release = holdNext(`/${prefix}/blocker`);
+      const blocker = await trigger(service.api(), workflowId, { customer: 'blocker', group: 'g' });
+      await waitFor(async () => callsTo(prefix).length === 1, { what: 'the blocker to call the receiver' });
+      const canceled = await trigger(service.api(), workflowId, { customer: 'canceled', group: 'g' });
+      await waitForStatus(canceled, 'queued');
+      const next = await trigger(service.api(), workflowId, { customer: 'next', group: 'g' });
+      await waitForStatus(next, 'queued');
+      await service.api().post(`/v1/executions/${canceled}/cancel`).expect(202);
+      const view = await waitForExecution(service.api(), canceled);
+      expect(view.status).to.equal('canceled');
+      expect(view.steps.map((step) => step.id)).to.deep.equal(['trigger']);
+      const queue = (await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body;
+      expect(queue).to.deep.equal({ queued: 1, open: 1, keys: [{ key: 'g', queued: 1, open: 1 }] });
+      release();
+      expect((await waitForExecution(service.api(), next)).status).to.equal('success');
+      expect((await read(blocker)).status).to.equal('success');
+      expect(callsTo(prefix).map((r) => r.path.split('/')[2])).to.deep.equal(['blocker', 'next']);
+    });
+
+    it('answers 404 workflow_not_found for the queue of a workflow of another workspace', async () => {
+      const workflowId = await callingWorkflow(uniqueId('other'), { concurrency: { limit: 1 } });
+      const { key } = await service.newWorkspace(['read']);
+      expectError(await service.api(key).get(`/v1/workflows/${workflowId}/queue`), 404, 'workflow_not_found');
+    });
+
+    it('refuses flow control keys that cannot work, naming where', async () => {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ concurrency: { limit: 0 } }, '/concurrency/limit'],
+        [{ concurrency: { limit: 1001 } }, '/concurrency/limit'],
+        [{ concurrency: { limit: 2, key: 'input.(' } }, '/concurrency/key'],
+        [{ concurrency: { limit: 2, key: 'steps.call.output' } }, '/concurrency/key'],
+        [{ priority: 'secrets.TOKEN' }, '/priority'],
+        [{ concurrency: { limit: 2, per: 'x' } }, '/concurrency'],
+      ];
+      for (const [extra, path] of cases) {
+        const res = await service
+          .api()
+          .post('/v1/workflows', definition([httpStep('call', { method: 'GET', url: receiver.url })], extra));
+        expectError(res, 400, 'invalid_definition');
+        const paths = (res.body.error.details as { path: string }[]).map((d) => d.path);
+        expect(paths, JSON.stringify(extra)).to.include(path);
+      }
+    });
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * Flow control's local activities (docs/flow-control.md): `acquire_admission`, a run's first act when its
+ * definition has `concurrency`, and `release_admission`, its last, whatever way it ends. The table and its
+ * locking are platform/store/admissions.ts; the signals to runs granted a place platform/temporal/admission-signals.ts.
+ */
+import { setImmediate } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import type { ComputePool } from '../../platform/compute/pool';
+import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import type { Database } from '../../platform/store/db';
+import { acquireAdmission, releaseAdmission } from '../../platform/store/admissions';
+import { signalAdmitted } from '../../platform/temporal/admission-signals';
+import { STEP_ERROR_CODES } from '../../core/execution-types';
+import { ExpressionError } from '../../core/expressions/errors';
+import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import {
+  admissionKeyOf,
+  priorityOf,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type ReleaseRequest,
+} from '../../core/flow-control';
+
+/** A key and a priority are small expressions over the input: a tenth of a step's budget of steps. */
+const ADMISSION_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 5_000 };
+const PAUSE_EVERY_STEPS = 2000;
+
+export interface AdmissionDeps {
+  db: Database;
+  client: Client;
+  compute: ComputePool;
+  /** The embedded process's admission gate (src/flow-control/admission.ts): the worker took the run up. */
+  onStepsBegin?: (executionId: string) => void;
+}
+
+export function createAdmissionActivities(deps: AdmissionDeps) {
+  return {
+    async acquire_admission(request: AdmissionRequest): Promise<AdmissionResult> {
+      // A queued run begins no step for a while: it must not hold a place of the gate meanwhile.
+      deps.onStepsBegin?.(request.execution_id);
+      const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
+      const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+      const context = { input: request.input };
+      let key: string | null = null;
+      let priority = 0;
+      let field = '/concurrency/key';
+      try {
+        if (request.key !== undefined)
+          key = admissionKeyOf(await evaluate(request.key, context, ADMISSION_LIMITS, budget));
+        field = '/priority';
+        if (request.priority !== undefined)
+          priority = priorityOf(await evaluate(request.priority, context, ADMISSION_LIMITS, budget));
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error;
+        return {
+          error: {
+            step: null,
+            code: STEP_ERROR_CODES.expression,
+            message: `The definition's ${field} expression "${error.expression}" failed: ${error.message}`,
+          },
+        };
+      }
+      const { state, granted } = await acquireAdmission(deps.db, {
+        execution_id: request.execution_id,
+        workspace_id: request.workspace_id,
+        workflow_id: request.workflow_id,
+        key,
+        limit: request.limit,
+        priority,
+      });
+      if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
+      return { state, key, priority };
+    },
+
+    async release_admission(request: ReleaseRequest): Promise<void> {
+      const granted = await releaseAdmission(deps.db, request.execution_id);
+      // What could not be told now, the API's sweeper tells (its row keeps signaled_at unset).
+      if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
+    },
+  };
+}
