@@ -7,6 +7,15 @@ import type { ExecutionError } from './error-detail';
 /** Signal a queued run waits for: its place was granted (workers/workflows/admission.ts). */
 export const ADMITTED_SIGNAL = 'admitted';
 
+/** Signal a run held back by its definition's `throttle` waits for: its start was granted. */
+export const THROTTLE_ADMITTED_SIGNAL = 'throttle_admitted';
+
+/** A throttle's `limit`: starts of one key in any window of `period`, at most. */
+export const MAX_THROTTLE_LIMIT = 10_000;
+/** A throttle's `period`: from one second to one day. */
+export const MIN_THROTTLE_PERIOD_MS = 1_000;
+export const MAX_THROTTLE_PERIOD_MS = 24 * 60 * 60 * 1000;
+
 /** The longest key value kept: a longer one is cut (two keys alike up to there share their places). */
 export const MAX_ADMISSION_KEY_LENGTH = 200;
 export const MIN_PRIORITY = -100;
@@ -51,6 +60,21 @@ export interface AdmissionRequest {
  */
 export type AdmissionResult =
   { state: 'open' | 'queued'; key: string | null; priority: number } | { error: ExecutionError };
+
+/** Input of the `acquire_throttle` local activity: the run asks for its start in its key's window. */
+export interface ThrottleRequest {
+  workspace_id: string;
+  workflow_id: string;
+  execution_id: string;
+  limit: number;
+  /** The throttle's period, in milliseconds. */
+  period_ms: number;
+  /** The throttle key expression; absent: the whole workflow is one key. */
+  key?: string;
+  /** The priority expression; absent: 0. */
+  priority?: string;
+  input: unknown;
+}
 
 /** Input of the `release_admission` local activity: the run ends, whatever way. */
 export interface ReleaseRequest {

@@ -17,6 +17,7 @@ import { EventDispatcher } from '../src/events/dispatcher';
 import { EventStoreQueue } from '../src/events/store-queue';
 import { BulkRunner } from '../src/bulk/runner';
 import { AdmissionSweeper } from '../src/flow-control/admission-sweeper';
+import { ThrottleSweeper } from '../src/flow-control/throttle-sweeper';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -334,6 +335,10 @@ export async function startRuntime({
       });
       admissionSweeper.start();
       cleanups.push(() => admissionSweeper.stop());
+      // Throttles' queues, granted as their windows free starts.
+      const throttleSweeper = new ThrottleSweeper(services, { graceMs: config.admissionSweep.sweepMs });
+      throttleSweeper.start();
+      cleanups.push(() => throttleSweeper.stop());
     }
 
     return {

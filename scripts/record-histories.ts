@@ -89,6 +89,7 @@ const GROUPS: Group[] = [
   { name: 'wait-for-event', record: recordEventWaits },
   { name: 'error-code', record: recordErrorCode },
   { name: 'flow-control', record: recordFlowControl },
+  { name: 'throttle', record: recordThrottle },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -979,6 +980,37 @@ async function recordFlowControl(stack: Stack): Promise<Recorded[]> {
       'execution-flow-control-canceled-queued',
       'a run queued behind the same key, canceled while queued: `execution.canceled`, `release_admission` in a non-cancellable scope, no step',
       canceled,
+    ),
+  ];
+}
+
+/**
+ * A throttle after a concurrency gate (docs/flow-control.md#throttle): with one start per 2 s, the second run
+ * takes its concurrency place at once, then waits for its throttle's window.
+ */
+async function recordThrottle(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  const workflowId = await createWorkflow(
+    stack.api,
+    definition(
+      [httpStep('call', { method: 'POST', url: `${url}/throttle/{{ input.who }}` }, { retry: NO_RETRY })],
+      { concurrency: { limit: 2 }, throttle: { limit: 1, period: '2s' } },
+    ),
+  );
+  const first = await trigger(stack.api, workflowId, { who: 'first' });
+  await waitFor(async () => stack.receiver.requestsTo('/throttle/first').length === 1, {
+    what: 'the first run to call the receiver',
+  });
+  const second = await trigger(stack.api, workflowId, { who: 'second' });
+  await waitForExecution(stack.api, second, (e: ExecutionBody) => e.status === 'queued');
+  await expectEnd(stack, first, 'success');
+  await expectEnd(stack, second, 'success');
+  return [
+    await captureExecution(
+      stack,
+      'execution-throttle-waited',
+      '`concurrency` 2 and `throttle` 1 per 2s, the run after another: `acquire_admission` open, `acquire_throttle` queued, SwitchyardQueued true, the `throttle_admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      second,
     ),
   ];
 }

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { durationAtMostPattern } from './durations';
 import { EVENT_NAME_PATTERN, EVENT_NAME_RULE } from '../events';
+import { MAX_THROTTLE_LIMIT, MAX_THROTTLE_PERIOD_MS } from '../flow-control';
 
 export const WORKFLOW_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const STEP_ID_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
@@ -522,6 +523,26 @@ const concurrencySchema = z
   })
   .meta({ id: 'Concurrency' });
 
+/** At most `limit` executions per key start in any window of `period`; the rest are queued. */
+const throttleSchema = z
+  .strictObject({
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_THROTTLE_LIMIT)
+      .meta({ description: 'Executions of one key that start in any window of `period`, at most.' }),
+    period: durationAtMost(MAX_THROTTLE_PERIOD_MS, '24h').meta({
+      description: 'The window, from "1s" to "24h" (longer or shorter: 400 invalid_definition).',
+    }),
+    key: inputExpressionSchema.optional().meta({
+      description:
+        'JSONata over {input} giving the key, as for `concurrency` (its own key: the two may differ); omitted: ' +
+        'the whole workflow is one key.',
+    }),
+  })
+  .meta({ id: 'Throttle' });
+
 /** The example definition of the OpenAPI document (the one docs/definitions.md shows). */
 export const DEFINITION_EXAMPLE = {
   id: 'customer-onboarding',
@@ -588,6 +609,11 @@ export const definitionSchema = z
     concurrency: concurrencySchema.optional().meta({
       description:
         'At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md).',
+    }),
+    throttle: throttleSchema.optional().meta({
+      description:
+        'At most `limit` executions per key start in any window of `period`; the others wait with the status ' +
+        'queued (docs/flow-control.md#throttle).',
     }),
     priority: inputExpressionSchema.optional().meta({
       description:

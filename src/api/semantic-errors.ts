@@ -146,16 +146,22 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
-    path: '/(concurrency/key|priority)',
+    path: '/(concurrency/key|throttle/key|priority)',
     message: 'expression does not parse: .*',
-    description: "Flow control's `concurrency.key` or `priority` is not valid JSONata.",
+    description: "Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.",
   },
   {
     code: 'invalid_definition',
-    path: '/(concurrency/key|priority)',
+    path: '/throttle/period',
+    message: 'must be at least 1s',
+    description: "A throttle's `period` shorter than one second.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/(concurrency/key|throttle/key|priority)',
     message: 'expression reads .*; it is evaluated before any step and sees only input',
     description:
-      "Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.",
+      "Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.",
   },
   {
     code: 'invalid_definition',

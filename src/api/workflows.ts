@@ -34,7 +34,7 @@ import { isString } from '../http/cursor';
 import { defineListRoute } from './list-route';
 import { defineRoute, type AnyRoute } from './route';
 import { QUEUE_EXAMPLE, queueSchema } from './queue-schema';
-import { queueCounts } from '../../platform/store/admissions';
+import { workflowQueue } from '../flow-control/queue';
 import { DEFINITION_ERRORS, NUL_TEXT, TRIGGER_INPUT, VERSION_ID } from './semantic-errors';
 import { acceptedExample, acceptedSchema, EXAMPLE_INPUT, EXECUTION_LINKS, timestamp } from './schemas';
 
@@ -377,7 +377,7 @@ export function workflowRoutes(): AnyRoute[] {
       handler: async ({ services, auth, params }) => {
         if (!(await workflowExists(services.db, auth.workspaceId, params.id)))
           throw workflowNotFound(params.id);
-        return { status: 200, body: await queueCounts(services.db, auth.workspaceId, params.id) };
+        return { status: 200, body: await workflowQueue(services.db, auth.workspaceId, params.id) };
       },
     }),
     defineRoute({

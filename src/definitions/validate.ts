@@ -21,6 +21,8 @@ import {
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import { parseUserJson } from '../../core/parse-user-json';
 import { parseRfc3339 } from '../../core/time';
+import { durationMs } from '../../core/step-defaults';
+import { MIN_THROTTLE_PERIOD_MS } from '../../core/flow-control';
 import {
   describeStepCount,
   OUTPUT_PLACE,
@@ -150,6 +152,12 @@ function checkDefinition(definition: Definition, placed: PlacedStep[]): ErrorDet
     problems.push(...eventConditionProblems(definition.trigger.if));
   if (definition.concurrency?.key !== undefined)
     problems.push(...inputExpressionProblems('/concurrency/key', definition.concurrency.key));
+  if (definition.throttle) {
+    if (durationMs(definition.throttle.period) < MIN_THROTTLE_PERIOD_MS)
+      problems.push({ path: '/throttle/period', message: 'must be at least 1s' });
+    if (definition.throttle.key !== undefined)
+      problems.push(...inputExpressionProblems('/throttle/key', definition.throttle.key));
+  }
   if (definition.priority !== undefined)
     problems.push(...inputExpressionProblems('/priority', definition.priority));
   return problems;

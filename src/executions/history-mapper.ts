@@ -34,7 +34,7 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
-import { ADMITTED_SIGNAL, type AdmissionResult } from '../../core/flow-control';
+import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL, type AdmissionResult } from '../../core/flow-control';
 import {
   durationMs,
   errorViewOf,
@@ -73,6 +73,8 @@ const CONTROL_ACTIVITY = 'evaluate_control';
 const END_EVENT_WAIT_ACTIVITY = 'end_event_wait';
 /** Flow control's first act (workers/workflows/admission.ts): its result says whether the run was queued. */
 const ACQUIRE_ADMISSION_ACTIVITY = 'acquire_admission';
+/** Flow control's throttle gate, after the concurrency's: its result says whether the run waited. */
+const ACQUIRE_THROTTLE_ACTIVITY = 'acquire_throttle';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -571,15 +573,22 @@ class DecisionLedger {
  * `acquire_admission` answered `open` or the `admitted` signal arrived (possibly before that answer).
  */
 function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
-  if (!input.workflow.definition.concurrency) return true;
+  const { concurrency, throttle } = input.workflow.definition;
+  if (!concurrency && !throttle) return true;
+  // Each gate the definition has passed: its acquire answered open, or its signal came.
+  let placed = !concurrency;
+  let started = !throttle;
   for (const event of events) {
-    if (event.workflowExecutionSignaledEventAttributes?.signalName === ADMITTED_SIGNAL) return true;
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    if (signal === ADMITTED_SIGNAL) placed = true;
+    else if (signal === THROTTLE_ADMITTED_SIGNAL) started = true;
     const marker = localActivityResult(event);
-    if (marker?.type !== ACQUIRE_ADMISSION_ACTIVITY) continue;
-    const result = marker.result as AdmissionResult | undefined;
-    if (result && 'state' in result && result.state === 'open') return true;
+    const result = marker?.result as AdmissionResult | undefined;
+    if (!result || !('state' in result) || result.state !== 'open') continue;
+    if (marker?.type === ACQUIRE_ADMISSION_ACTIVITY) placed = true;
+    else if (marker?.type === ACQUIRE_THROTTLE_ACTIVITY) started = true;
   }
-  return false;
+  return placed && started;
 }
 
 /** A local activity's marker: its activity type and its result (the marker keeps no input). */
@@ -598,7 +607,8 @@ function localActivityResult(event: HistoryEvent): { type: string; result: unkno
     marker.activity_type !== STEP_BATCH_ACTIVITY &&
     marker.activity_type !== CONTROL_ACTIVITY &&
     marker.activity_type !== END_EVENT_WAIT_ACTIVITY &&
-    marker.activity_type !== ACQUIRE_ADMISSION_ACTIVITY
+    marker.activity_type !== ACQUIRE_ADMISSION_ACTIVITY &&
+    marker.activity_type !== ACQUIRE_THROTTLE_ACTIVITY
   )
     return undefined;
   return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };

@@ -1,7 +1,7 @@
 /**
  * Flow control (docs/flow-control.md): `concurrency` holds runs of a key back past its limit with the status
- * `queued`, they start in order of `priority` then arrival, a queued run can be canceled, and the queue
- * endpoint counts them. Against the dev server and the service's admission table, on embedded PGlite and on
+ * `queued`, they start in order of `priority` then arrival, `throttle` lets `limit` of a key start per
+ * `period`, a queued run can be canceled, and the queue endpoint counts them. Against the dev server and the service's admission table, on embedded PGlite and on
  * the PostgreSQL server (TEST_DATABASE_URL), where the key's advisory lock serializes concurrent transactions.
  */
 import { expect } from 'chai';
@@ -192,6 +192,66 @@ for (const db of DB_KINDS) {
       expect(callsTo(prefix).map((r) => r.path.split('/')[2])).to.deep.equal(['blocker', 'next']);
     });
 
+    it('starts at most `limit` runs of a throttle key in any window of `period`, the rest queued in turn', async () => {
+      const prefix = uniqueId('throttle');
+      const periodMs = 2000;
+      const workflowId = await callingWorkflow(prefix, {
+        throttle: { limit: 3, period: '2s', key: 'input.customer' },
+      });
+      const ids: string[] = [];
+      for (let n = 0; n < 9; n++) ids.push(await trigger(service.api(), workflowId, { customer: 'acme', n }));
+      // Another key has a window of its own: it starts at once although acme's is full.
+      const other = await trigger(service.api(), workflowId, { customer: 'globex', n: 9 });
+      const queued = async () =>
+        (
+          (await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body as {
+            queued: number;
+          }
+        ).queued;
+      await waitFor(async () => (await queued()) > 0, { what: 'runs held back by the throttle' });
+      for (const id of [...ids, other]) {
+        const done = await waitForExecution(service.api(), id, undefined, 60_000);
+        expect(done.status, `${id}: ${JSON.stringify(done.error)}`).to.equal('success');
+      }
+      const acme = callsTo(prefix)
+        .filter((r) => r.path.endsWith('/acme'))
+        .map((r) => r.at)
+        .sort((a, b) => a - b);
+      expect(acme, 'one call per run').to.have.length(9);
+      // A start is granted before its call reaches the receiver, by a variable delay: allow for it.
+      const slack = 600;
+      for (let i = 3; i < acme.length; i++)
+        expect(acme[i]! - acme[i - 3]!, `calls ${i - 3} and ${i} of acme, ms apart`).to.be.at.least(
+          periodMs - slack,
+        );
+      const globex = callsTo(prefix).find((r) => r.path.endsWith('/globex'))!;
+      expect(globex.at - acme[0]!, 'the other key started in the first window').to.be.below(periodMs);
+      expect((await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body).to.deep.equal({
+        queued: 0,
+        open: 0,
+        keys: [],
+      });
+    });
+
+    it('cancels a run its throttle holds back: it never calls the receiver', async () => {
+      const prefix = uniqueId('throttle-cancel');
+      const workflowId = await callingWorkflow(prefix, { throttle: { limit: 1, period: '1h' } });
+      const first = await trigger(service.api(), workflowId, { customer: 'first', n: 1 });
+      expect((await waitForExecution(service.api(), first)).status).to.equal('success');
+      const held = await trigger(service.api(), workflowId, { customer: 'held', n: 2 });
+      await waitForStatus(held, 'queued');
+      expect((await service.api().get(`/v1/workflows/${workflowId}/queue`).expect(200)).body).to.deep.equal({
+        queued: 1,
+        open: 0,
+        keys: [{ key: null, queued: 1, open: 0 }],
+      });
+      await service.api().post(`/v1/executions/${held}/cancel`).expect(202);
+      const view = await waitForExecution(service.api(), held);
+      expect(view.status).to.equal('canceled');
+      expect(view.steps.map((step) => step.id)).to.deep.equal(['trigger']);
+      expect(callsTo(prefix).map((r) => r.path.split('/')[2])).to.deep.equal(['first']);
+    });
+
     it('answers 404 workflow_not_found for the queue of a workflow of another workspace', async () => {
       const workflowId = await callingWorkflow(uniqueId('other'), { concurrency: { limit: 1 } });
       const { key } = await service.newWorkspace(['read']);
@@ -206,6 +266,10 @@ for (const db of DB_KINDS) {
         [{ concurrency: { limit: 2, key: 'steps.call.output' } }, '/concurrency/key'],
         [{ priority: 'secrets.TOKEN' }, '/priority'],
         [{ concurrency: { limit: 2, per: 'x' } }, '/concurrency'],
+        [{ throttle: { limit: 0, period: '1m' } }, '/throttle/limit'],
+        [{ throttle: { limit: 5, period: '500ms' } }, '/throttle/period'],
+        [{ throttle: { limit: 5, period: '25h' } }, '/throttle/period'],
+        [{ throttle: { limit: 5, period: '1m', key: 'steps.call.output' } }, '/throttle/key'],
       ];
       for (const [extra, path] of cases) {
         const res = await service

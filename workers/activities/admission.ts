@@ -9,7 +9,8 @@ import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from '../../platform/compute/evaluation';
 import type { Database } from '../../platform/store/db';
 import { acquireAdmission, releaseAdmission } from '../../platform/store/admissions';
-import { signalAdmitted } from '../../platform/temporal/admission-signals';
+import { acquireThrottle, releaseThrottle } from '../../platform/store/throttles';
+import { signalAdmitted, signalThrottleAdmitted } from '../../platform/temporal/admission-signals';
 import { STEP_ERROR_CODES } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
@@ -19,7 +20,9 @@ import {
   type AdmissionRequest,
   type AdmissionResult,
   type ReleaseRequest,
+  type ThrottleRequest,
 } from '../../core/flow-control';
+import type { ExecutionError } from '../../core/error-detail';
 
 /** A key and a priority are small expressions over the input: a tenth of a step's budget of steps. */
 const ADMISSION_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 5_000 };
@@ -33,33 +36,47 @@ export interface AdmissionDeps {
   onStepsBegin?: (executionId: string) => void;
 }
 
+/** What a gate's expressions gave: the key and the priority, or the error that fails the run. */
+type Evaluated = { key: string | null; priority: number } | { error: ExecutionError };
+
 export function createAdmissionActivities(deps: AdmissionDeps) {
+  /** Evaluates a gate's key expression (at `keyPath` in the definition) and the priority over {input}. */
+  async function evaluateGate(
+    request: { workspace_id: string; key?: string; priority?: string; input: unknown },
+    keyPath: string,
+  ): Promise<Evaluated> {
+    const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
+    const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+    const context = { input: request.input };
+    let key: string | null = null;
+    let priority = 0;
+    let field = keyPath;
+    try {
+      if (request.key !== undefined)
+        key = admissionKeyOf(await evaluate(request.key, context, ADMISSION_LIMITS, budget));
+      field = '/priority';
+      if (request.priority !== undefined)
+        priority = priorityOf(await evaluate(request.priority, context, ADMISSION_LIMITS, budget));
+    } catch (error) {
+      if (!(error instanceof ExpressionError)) throw error;
+      return {
+        error: {
+          step: null,
+          code: STEP_ERROR_CODES.expression,
+          message: `The definition's ${field} expression "${error.expression}" failed: ${error.message}`,
+        },
+      };
+    }
+    return { key, priority };
+  }
+
   return {
     async acquire_admission(request: AdmissionRequest): Promise<AdmissionResult> {
       // A queued run begins no step for a while: it must not hold a place of the gate meanwhile.
       deps.onStepsBegin?.(request.execution_id);
-      const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
-      const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
-      const context = { input: request.input };
-      let key: string | null = null;
-      let priority = 0;
-      let field = '/concurrency/key';
-      try {
-        if (request.key !== undefined)
-          key = admissionKeyOf(await evaluate(request.key, context, ADMISSION_LIMITS, budget));
-        field = '/priority';
-        if (request.priority !== undefined)
-          priority = priorityOf(await evaluate(request.priority, context, ADMISSION_LIMITS, budget));
-      } catch (error) {
-        if (!(error instanceof ExpressionError)) throw error;
-        return {
-          error: {
-            step: null,
-            code: STEP_ERROR_CODES.expression,
-            message: `The definition's ${field} expression "${error.expression}" failed: ${error.message}`,
-          },
-        };
-      }
+      const evaluated = await evaluateGate(request, '/concurrency/key');
+      if ('error' in evaluated) return evaluated;
+      const { key, priority } = evaluated;
       const { state, granted } = await acquireAdmission(deps.db, {
         execution_id: request.execution_id,
         workspace_id: request.workspace_id,
@@ -72,7 +89,27 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
       return { state, key, priority };
     },
 
+    /** The throttle's gate, after the concurrency's: `open` once the run's start is granted in its window. */
+    async acquire_throttle(request: ThrottleRequest): Promise<AdmissionResult> {
+      deps.onStepsBegin?.(request.execution_id);
+      const evaluated = await evaluateGate(request, '/throttle/key');
+      if ('error' in evaluated) return evaluated;
+      const { key, priority } = evaluated;
+      const { state, granted } = await acquireThrottle(deps.db, {
+        execution_id: request.execution_id,
+        workspace_id: request.workspace_id,
+        workflow_id: request.workflow_id,
+        key,
+        limit: request.limit,
+        period_ms: request.period_ms,
+        priority,
+      });
+      if (granted.length > 0) await signalThrottleAdmitted(deps.db, deps.client, granted);
+      return { state: state === 'granted' ? 'open' : 'queued', key, priority };
+    },
+
     async release_admission(request: ReleaseRequest): Promise<void> {
+      await releaseThrottle(deps.db, request.execution_id);
       const granted = await releaseAdmission(deps.db, request.execution_id);
       // What could not be told now, the API's sweeper tells (its row keeps signaled_at unset).
       if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);

@@ -1,10 +1,12 @@
 /**
- * A run's admission under its definition's `concurrency` (docs/flow-control.md): its first act asks for a
- * place (`acquire_admission`); queued, it waits for the `admitted` signal with its SwitchyardQueued search
- * attribute true (the execution is `queued`); whatever way it ends, `release_admission` gives its place to
- * the next run of its key (execution.ts calls it in a scope no cancellation interrupts).
+ * A run's admission under its definition's `concurrency` and `throttle` (docs/flow-control.md): its first
+ * act asks for a place (`acquire_admission`), then for a start in its throttle's window (`acquire_throttle`);
+ * held back at either, it waits for the gate's signal (`admitted`, `throttle_admitted`) with its
+ * SwitchyardQueued search attribute true (the execution is `queued`); whatever way it ends,
+ * `release_admission` gives its place to the next run of its key (execution.ts calls it in a scope no
+ * cancellation interrupts).
  *
- * The signal's handler is registered before the first await, so a signal that arrives before the
+ * The signals' handlers are registered before the first await, so a signal that arrives before the
  * activity's answer (another run's release granted the place meanwhile) is kept. Deterministic code only.
  */
 import {
@@ -18,53 +20,86 @@ import {
 import type { Activities } from '../activities';
 import type { ExecutionError } from '../../core/error-detail';
 import type { ExecutionInput } from '../../core/execution-types';
-import { ADMITTED_SIGNAL } from '../../core/flow-control';
+import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL } from '../../core/flow-control';
+import { durationMs } from '../../core/step-defaults';
 import { QUEUED_ATTRIBUTE } from '../../core/search-attributes';
 
 export const admittedSignal = defineSignal(ADMITTED_SIGNAL);
+export const throttleAdmittedSignal = defineSignal(THROTTLE_ADMITTED_SIGNAL);
 
 /**
  * The database may be away for a while: both retry without end (a run never starts without its place, and
  * never ends without giving it back), each try bounded.
  */
-const { acquire_admission, release_admission } = proxyLocalActivities<Activities>({
+const { acquire_admission, acquire_throttle, release_admission } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
 export interface Admission {
+  /** The concurrency gate granted the run its place. */
   admitted: boolean;
+  /** The throttle gate granted the run its start. */
+  throttled: boolean;
 }
 
-/** Call before the workflow's first await when the definition has `concurrency`. */
+/** Call before the workflow's first await when the definition has `concurrency` or `throttle`. */
 export function listenForAdmission(): Admission {
-  const admission: Admission = { admitted: false };
+  const admission: Admission = { admitted: false, throttled: false };
   setHandler(admittedSignal, () => {
     admission.admitted = true;
+  });
+  setHandler(throttleAdmittedSignal, () => {
+    admission.throttled = true;
   });
   return admission;
 }
 
-/** Takes the run's place, waiting in the queue when the key is full; an evaluation error fails the run. */
+/**
+ * Takes the run's place and then its start, waiting in the queue while its concurrency key is full or its
+ * throttle's window is (docs/flow-control.md); an evaluation error fails the run. Concurrency first: a run
+ * waiting for its throttle holds its place, so the open runs never pass the limit and the starts keep the
+ * throttle's rate.
+ */
 export async function admit(
   admission: Admission,
   input: ExecutionInput,
 ): Promise<ExecutionError | undefined> {
-  const concurrency = input.workflow.definition.concurrency!;
-  const result = await acquire_admission({
-    workspace_id: input.workspaceId,
-    workflow_id: input.workflow.id,
-    execution_id: workflowInfo().workflowId,
-    limit: concurrency.limit,
-    ...(concurrency.key !== undefined && { key: concurrency.key }),
-    ...(input.workflow.definition.priority !== undefined && { priority: input.workflow.definition.priority }),
-    input: input.input,
-  });
-  if ('error' in result) return result.error;
-  if (result.state === 'open' || admission.admitted) return undefined;
-  upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: true }]);
-  await condition(() => admission.admitted);
-  upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
+  const { concurrency, throttle, priority } = input.workflow.definition;
+  let queued = false;
+  const wait = async (granted: () => boolean) => {
+    if (!queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: true }]);
+    queued = true;
+    await condition(granted);
+  };
+  if (concurrency) {
+    const result = await acquire_admission({
+      workspace_id: input.workspaceId,
+      workflow_id: input.workflow.id,
+      execution_id: workflowInfo().workflowId,
+      limit: concurrency.limit,
+      ...(concurrency.key !== undefined && { key: concurrency.key }),
+      ...(priority !== undefined && { priority }),
+      input: input.input,
+    });
+    if ('error' in result) return result.error;
+    if (result.state === 'queued' && !admission.admitted) await wait(() => admission.admitted);
+  }
+  if (throttle) {
+    const result = await acquire_throttle({
+      workspace_id: input.workspaceId,
+      workflow_id: input.workflow.id,
+      execution_id: workflowInfo().workflowId,
+      limit: throttle.limit,
+      period_ms: durationMs(throttle.period),
+      ...(throttle.key !== undefined && { key: throttle.key }),
+      ...(priority !== undefined && { priority }),
+      input: input.input,
+    });
+    if ('error' in result) return result.error;
+    if (result.state === 'queued' && !admission.throttled) await wait(() => admission.throttled);
+  }
+  if (queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
   return undefined;
 }
 

@@ -97,8 +97,10 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     ...(input.resume?.kept && { kept: input.resume.kept }),
   };
   listenForEventWakes(run);
-  // Flow control (admission.ts): only definitions with `concurrency` take a place; others run as before.
-  const admission = input.workflow.definition.concurrency ? listenForAdmission() : undefined;
+  // Flow control (admission.ts): only definitions with `concurrency` or `throttle` pass its gates; others run
+  // as before.
+  const { concurrency, throttle } = input.workflow.definition;
+  const admission = concurrency || throttle ? listenForAdmission() : undefined;
   const frame = topFrame();
   for (const record of input.resume?.records ?? []) remember(frame, record);
   setHandler(
