@@ -948,6 +948,8 @@ export interface components {
       output?: unknown;
       /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
       concurrency?: components['schemas']['Concurrency'];
+      /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
+      throttle?: components['schemas']['Throttle'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
     };
@@ -1276,6 +1278,14 @@ export interface components {
       /** @description JSONata over {input} giving the key ("input.customer_id"); omitted: the whole workflow is one key. A string is the key as it is, a number or boolean its JSON text, anything else "null"; cut to 200 characters. Validated on save beyond this schema: it must parse and read only input (400 invalid_definition). */
       key?: string;
     };
+    Throttle: {
+      /** @description Executions of one key that start in any window of `period`, at most. */
+      limit: number;
+      /** @description The window, from "1s" to "24h" (longer or shorter: 400 invalid_definition). */
+      period: string;
+      /** @description JSONata over {input} giving the key, as for `concurrency` (its own key: the two may differ); omitted: the whole workflow is one key. */
+      key?: string;
+    };
     /**
      * @example {
      *       "name": "Customer onboarding",
@@ -1375,6 +1385,8 @@ export interface components {
       output?: unknown;
       /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
       concurrency?: components['schemas']['Concurrency'];
+      /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
+      throttle?: components['schemas']['Throttle'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
     };
@@ -1701,6 +1713,8 @@ export interface components {
       output?: unknown;
       /** @description At most `limit` executions per key open at once; the others wait with the status queued (docs/flow-control.md). */
       concurrency?: components['schemas']['Concurrency'];
+      /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
+      throttle?: components['schemas']['Throttle'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
       /** @description The inbound hook signing secret: only in the response of the save that created it (webhook triggers). */
@@ -3819,8 +3833,9 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
-       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
-       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: A throttle's `period` shorter than one second.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -4661,8 +4676,9 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
-       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` is not valid JSONata.
-       *     - `invalid_definition`: Flow control's `concurrency.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: A throttle's `period` shorter than one second.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
