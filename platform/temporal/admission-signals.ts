@@ -12,12 +12,16 @@ import { markThrottleSignaled, releaseThrottle } from '../store/throttles';
 import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL } from '../../core/flow-control';
 import { isWorkflowNotFound, TEMPORAL_CALL_TIMEOUT_MS } from './errors';
 
-/** Signals the granted executions; returns those it could not reach for a reason other than their absence. */
-export async function signalAdmitted(
-  db: Database,
-  client: Client,
-  executionIds: string[],
-): Promise<string[]> {
+/** What telling the runs of one gate needs: its signal, how to record them told, and what a gone run frees. */
+interface Gate {
+  signal: string;
+  markSignaled(db: Database, executionIds: string[]): Promise<void>;
+  /** The run is gone: its row goes; returns the executions that freed for (told in turn). */
+  release(db: Database, executionId: string): Promise<string[]>;
+}
+
+/** Signals the granted executions, 50 at once; returns those it could not reach but for their absence. */
+async function signalGranted(db: Database, client: Client, gate: Gate, executionIds: string[]) {
   const pending = [...executionIds];
   const failed: string[] = [];
   while (pending.length > 0) {
@@ -27,7 +31,7 @@ export async function signalAdmitted(
       batch.map(async (executionId) => {
         try {
           await client.connection.withDeadline(Date.now() + TEMPORAL_CALL_TIMEOUT_MS, () =>
-            client.workflow.getHandle(executionId).signal(ADMITTED_SIGNAL),
+            client.workflow.getHandle(executionId).signal(gate.signal),
           );
           told.push(executionId);
         } catch (error) {
@@ -35,43 +39,45 @@ export async function signalAdmitted(
             failed.push(executionId);
             return;
           }
-          // The run is gone (or closed): its place goes to the next in line.
-          pending.push(...(await releaseAdmission(db, executionId)));
+          pending.push(...(await gate.release(db, executionId)));
         }
       }),
     );
-    await markSignaled(db, told);
+    await gate.markSignaled(db, told);
   }
   return failed;
 }
 
+const CONCURRENCY_GATE: Gate = {
+  signal: ADMITTED_SIGNAL,
+  markSignaled,
+  // The run is gone (or closed): its place goes to the next in line.
+  release: (db, executionId) => releaseAdmission(db, executionId),
+};
+
+const THROTTLE_GATE: Gate = {
+  signal: THROTTLE_ADMITTED_SIGNAL,
+  markSignaled: markThrottleSignaled,
+  // The run is gone: its row goes, its start stays counted in its window (nothing is freed).
+  release: async (db, executionId) => {
+    await releaseThrottle(db, executionId);
+    return [];
+  },
+};
+
+/** Signals the executions granted a place by their concurrency (platform/store/admissions.ts). */
+export function signalAdmitted(db: Database, client: Client, executionIds: string[]): Promise<string[]> {
+  return signalGranted(db, client, CONCURRENCY_GATE, executionIds);
+}
+
 /**
  * Signals the executions granted a start by their throttle (platform/store/throttles.ts): the
- * `throttle_admitted` signal. A run that no longer exists loses its row (its start stays counted). Returns
- * those it could not reach otherwise; the API's throttle sweeper tells them again.
+ * `throttle_admitted` signal; the API's throttle sweeper tells again those it could not reach.
  */
-export async function signalThrottleAdmitted(
+export function signalThrottleAdmitted(
   db: Database,
   client: Client,
   executionIds: string[],
 ): Promise<string[]> {
-  const failed: string[] = [];
-  for (let i = 0; i < executionIds.length; i += 50) {
-    const told: string[] = [];
-    await Promise.all(
-      executionIds.slice(i, i + 50).map(async (executionId) => {
-        try {
-          await client.connection.withDeadline(Date.now() + TEMPORAL_CALL_TIMEOUT_MS, () =>
-            client.workflow.getHandle(executionId).signal(THROTTLE_ADMITTED_SIGNAL),
-          );
-          told.push(executionId);
-        } catch (error) {
-          if (isWorkflowNotFound(error)) await releaseThrottle(db, executionId);
-          else failed.push(executionId);
-        }
-      }),
-    );
-    await markThrottleSignaled(db, told);
-  }
-  return failed;
+  return signalGranted(db, client, THROTTLE_GATE, executionIds);
 }

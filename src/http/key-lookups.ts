@@ -22,8 +22,9 @@ export class KeyLookups {
   find(key: string): Promise<ApiKeyRecord | undefined> {
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) setImmediate(() => void this.flush());
-      const waiting = this.pending.get(key) ?? [];
-      this.pending.set(key, [...waiting, { resolve, reject }]);
+      const waiting = this.pending.get(key);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.pending.set(key, [{ resolve, reject }]);
     });
   }
 
