@@ -36,6 +36,11 @@ export interface ExecutionInput {
   parent?: ParentLink;
   /** Set on a rerun (a bulk operation's `rerun`): the execution whose input it runs again. */
   rerun_of?: string;
+  /**
+   * Set when the trigger debounced (docs/flow-control.md#debounce): the run waits for its key's quiet time,
+   * then runs with the last coalesced trigger's input (`end_debounce`), not `input`, which is the first's.
+   */
+  debounce?: true;
 }
 
 /** The event that started an execution of an event trigger. */

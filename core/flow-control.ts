@@ -87,3 +87,29 @@ export interface QueueView {
   open: number;
   keys: { key: string | null; queued: number; open: number }[];
 }
+
+/** A debounce's `period` and `max_wait`: from one second to seven days. */
+export const MIN_DEBOUNCE_MS = 1_000;
+export const MAX_DEBOUNCE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Input of the `end_debounce` local activity: a debounced run's timer fired, it asks whether to start. */
+export interface EndDebounceRequest {
+  execution_id: string;
+}
+
+/**
+ * What `end_debounce` answers: wait `wait_ms` more (a trigger came in since, and `max_wait` is not reached),
+ * or start with the last trigger's input; `coalesced` is how many triggers the run took in. The same answer
+ * again on a retry of the activity: the row keeps it.
+ */
+export type EndDebounceResult =
+  | { state: 'waiting'; wait_ms: number }
+  | {
+      state: 'started';
+      input: unknown;
+      /** The last trigger's body as received, when the input_schema changed it (defaults). */
+      body?: unknown;
+      /** The last trigger's event, for an event trigger. */
+      event?: { id: string; name: string };
+      coalesced: number;
+    };

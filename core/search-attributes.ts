@@ -48,5 +48,7 @@ export function executionSearchAttributes(input: ExecutionInput) {
     { key: VERSION_ATTRIBUTE, value: input.workflow.version },
     { key: TRIGGER_ATTRIBUTE, value: input.trigger.type },
     { key: WAITING_ATTRIBUTE, value: false },
+    // A debounced run is queued from its first moment, until its key's quiet time ends (no upsert needed).
+    ...(input.debounce ? [{ key: QUEUED_ATTRIBUTE, value: true }] : []),
   ];
 }

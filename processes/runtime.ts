@@ -18,6 +18,7 @@ import { EventStoreQueue } from '../src/events/store-queue';
 import { BulkRunner } from '../src/bulk/runner';
 import { AdmissionSweeper } from '../src/flow-control/admission-sweeper';
 import { ThrottleSweeper } from '../src/flow-control/throttle-sweeper';
+import { DebounceSweeper } from '../src/flow-control/debounce-sweeper';
 import { ExecutionBacklog } from '../src/flow-control/backpressure';
 import { ComputePool } from '../platform/compute/pool';
 import { SchemaValidator } from '../platform/compute/schemas';
@@ -339,6 +340,10 @@ export async function startRuntime({
       const throttleSweeper = new ThrottleSweeper(services, { graceMs: config.admissionSweep.sweepMs });
       throttleSweeper.start();
       cleanups.push(() => throttleSweeper.stop());
+      // Debounced runs a dying trigger left unstarted, and rows of runs that ended without a word.
+      const debounceSweeper = new DebounceSweeper(services);
+      debounceSweeper.start();
+      cleanups.push(() => debounceSweeper.stop());
     }
 
     return {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { durationAtMostPattern } from './durations';
 import { EVENT_NAME_PATTERN, EVENT_NAME_RULE } from '../events';
-import { MAX_THROTTLE_LIMIT, MAX_THROTTLE_PERIOD_MS } from '../flow-control';
+import { MAX_DEBOUNCE_MS, MAX_THROTTLE_LIMIT, MAX_THROTTLE_PERIOD_MS } from '../flow-control';
 
 export const WORKFLOW_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 export const STEP_ID_PATTERN = /^[a-z][a-z0-9_]{0,62}$/;
@@ -543,6 +543,31 @@ const throttleSchema = z
   })
   .meta({ id: 'Throttle' });
 
+/**
+ * Triggers of one key within `period` of each other make one execution, which starts with the last trigger's
+ * input once `period` passes without a new one, or `max_wait` after its first.
+ */
+const debounceSchema = z
+  .strictObject({
+    period: durationAtMost(MAX_DEBOUNCE_MS, '7d').meta({
+      description:
+        'Quiet time after the last trigger before the execution starts, from "1s" to "7d" (400 invalid_definition otherwise).',
+    }),
+    key: inputExpressionSchema.optional().meta({
+      description:
+        'JSONata over {input} giving the key, as for `concurrency`; omitted: the whole workflow is one key. ' +
+        'Evaluated when the trigger arrives: an evaluation error answers 400 invalid_input.',
+    }),
+    max_wait: durationAtMost(MAX_DEBOUNCE_MS, '7d')
+      .optional()
+      .meta({
+        description:
+          'Longest an execution waits after its first trigger, however often new ones come: from `period` to "7d". ' +
+          'Omitted: it waits for `period` of quiet, however long that takes.',
+      }),
+  })
+  .meta({ id: 'Debounce' });
+
 /** The example definition of the OpenAPI document (the one docs/definitions.md shows). */
 export const DEFINITION_EXAMPLE = {
   id: 'customer-onboarding',
@@ -614,6 +639,12 @@ export const definitionSchema = z
       description:
         'At most `limit` executions per key start in any window of `period`; the others wait with the status ' +
         'queued (docs/flow-control.md#throttle).',
+    }),
+    debounce: debounceSchema.optional().meta({
+      description:
+        'Triggers of one key coalesce into one execution, queued until `period` passes without a new trigger (or ' +
+        '`max_wait` after the first); it runs with the last input, and every coalesced trigger answers its ' +
+        'execution_id (docs/flow-control.md#debounce).',
     }),
     priority: inputExpressionSchema.optional().meta({
       description:

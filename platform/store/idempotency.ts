@@ -30,6 +30,17 @@ export async function claimIdempotencyKey(
   return { executionId: row.execution_id, replay: row.execution_id !== input.candidateId };
 }
 
+/** Points a key just claimed at another execution (a debounced trigger that joined its key's waiting one). */
+export async function pointIdempotencyKey(
+  db: Queryable,
+  input: { workspaceId: string; workflowId: string; key: string; executionId: string },
+): Promise<void> {
+  await db.query(
+    'update idempotency_keys set execution_id = $4 where workspace_id = $1 and workflow_id = $2 and key = $3',
+    [input.workspaceId, input.workflowId, input.key, input.executionId],
+  );
+}
+
 /** Deletes keys past the window (the housekeeping job, hourly). */
 export function purgeExpiredIdempotencyKeys(db: Queryable): Promise<number> {
   return deleteInBatches(

@@ -148,6 +148,10 @@ export const stepViewSchema = z
       description:
         'The trigger step of an execution an event trigger started: the event (GET /v1/events/{id} reads it).',
     }),
+    coalesced: z.number().int().optional().meta({
+      description:
+        "The trigger step of a debounced execution, once its wait ended: how many triggers it took in (it ran with the last one's input; docs/flow-control.md#debounce).",
+    }),
     next_attempt_at: timestamp.optional().meta({ description: 'When a failed attempt will be tried again.' }),
     waiting_for: waitingForSchema.optional(),
     runs_total: z.number().int().optional().meta({

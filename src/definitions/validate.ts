@@ -22,7 +22,7 @@ import { isLeafStep } from '../../core/definitions/step-kinds';
 import { parseUserJson } from '../../core/parse-user-json';
 import { parseRfc3339 } from '../../core/time';
 import { durationMs } from '../../core/step-defaults';
-import { MIN_THROTTLE_PERIOD_MS } from '../../core/flow-control';
+import { MIN_DEBOUNCE_MS, MIN_THROTTLE_PERIOD_MS } from '../../core/flow-control';
 import {
   describeStepCount,
   OUTPUT_PLACE,
@@ -158,8 +158,23 @@ function checkDefinition(definition: Definition, placed: PlacedStep[]): ErrorDet
     if (definition.throttle.key !== undefined)
       problems.push(...inputExpressionProblems('/throttle/key', definition.throttle.key));
   }
+  if (definition.debounce) problems.push(...debounceProblems(definition.debounce));
   if (definition.priority !== undefined)
     problems.push(...inputExpressionProblems('/priority', definition.priority));
+  return problems;
+}
+
+/** A debounce waits at least a second, and its `max_wait` (when given) is no shorter than its `period`. */
+function debounceProblems(debounce: NonNullable<Definition['debounce']>): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const period = durationMs(debounce.period);
+  if (period < MIN_DEBOUNCE_MS) problems.push({ path: '/debounce/period', message: 'must be at least 1s' });
+  if (debounce.max_wait !== undefined && durationMs(debounce.max_wait) < period)
+    problems.push({
+      path: '/debounce/max_wait',
+      message: `must be at least the period (${debounce.period})`,
+    });
+  if (debounce.key !== undefined) problems.push(...inputExpressionProblems('/debounce/key', debounce.key));
   return problems;
 }
 

@@ -34,7 +34,12 @@ import {
   type StepRecord,
 } from '../../core/execution-types';
 import type { ExecutionError } from '../../core/error-detail';
-import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL, type AdmissionResult } from '../../core/flow-control';
+import {
+  ADMITTED_SIGNAL,
+  THROTTLE_ADMITTED_SIGNAL,
+  type AdmissionResult,
+  type EndDebounceResult,
+} from '../../core/flow-control';
 import {
   durationMs,
   errorViewOf,
@@ -75,6 +80,8 @@ const END_EVENT_WAIT_ACTIVITY = 'end_event_wait';
 const ACQUIRE_ADMISSION_ACTIVITY = 'acquire_admission';
 /** Flow control's throttle gate, after the concurrency's: its result says whether the run waited. */
 const ACQUIRE_THROTTLE_ACTIVITY = 'acquire_throttle';
+/** A debounced run's question when its timer fires: once `started`, its result holds the last trigger's input. */
+const END_DEBOUNCE_ACTIVITY = 'end_debounce';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -188,7 +195,39 @@ export function withFirstRuns(view: StepView): StepView {
 export function executionInputOf(executionId: string, source: Pick<HistorySource, 'events'>): ExecutionInput {
   const started = source.events[0]?.workflowExecutionStartedEventAttributes;
   if (!started) throw new Error(`History of ${executionId} does not start with WorkflowExecutionStarted`);
-  return firstPayload(started.input) as ExecutionInput;
+  const input = firstPayload(started.input) as ExecutionInput;
+  applyDebounceEnd(input, debounceEndOf(input, source.events));
+  return input;
+}
+
+/** A debounced run's end of its wait (docs/flow-control.md#debounce), once its history has it. */
+export function debounceEndOf(
+  input: ExecutionInput,
+  events: HistoryEvent[],
+): Extract<EndDebounceResult, { state: 'started' }> | undefined {
+  if (!input.debounce || input.resume) return undefined;
+  for (const event of events) {
+    const marker = localActivityResult(event);
+    if (marker?.type !== END_DEBOUNCE_ACTIVITY) continue;
+    const result = marker.result as EndDebounceResult | undefined;
+    if (result?.state === 'started') return result;
+  }
+  return undefined;
+}
+
+/**
+ * The run ran with the last coalesced trigger's input, not the first's that it was started with: reads, a
+ * retry and a rerun see that one (as workers/workflows/debounce.ts puts it in the run's input).
+ */
+export function applyDebounceEnd(
+  input: ExecutionInput,
+  end: Extract<EndDebounceResult, { state: 'started' }> | undefined,
+): void {
+  if (!end) return;
+  input.input = end.input;
+  if (end.body !== undefined) input.trigger.body = end.body;
+  else delete input.trigger.body;
+  if (end.event) input.trigger.event = end.event;
 }
 
 /** The execution with every run of every container (the runs list pages through them: runs.ts). */
@@ -240,7 +279,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     error: close?.error ?? null,
     stalled: close ? null : stalledOf(source),
     output: close?.status === 'success' ? outputOf(close, steps) : null,
-    steps: [triggerStep(input, startedAt), ...steps],
+    steps: [triggerStep(input, startedAt, debounceEndOf(input, source.events)?.coalesced), ...steps],
   };
   return { view, input, sources };
 }
@@ -574,6 +613,8 @@ class DecisionLedger {
  */
 function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
   const { concurrency, throttle } = input.workflow.definition;
+  // A debounced run still waiting for its key's quiet time (or canceled then) reached no step.
+  if (input.debounce && !input.resume && !debounceEndOf(input, events)) return false;
   if (!concurrency && !throttle) return true;
   // Each gate the definition has passed: its acquire answered open, or its signal came.
   let placed = !concurrency;
@@ -608,7 +649,8 @@ function localActivityResult(event: HistoryEvent): { type: string; result: unkno
     marker.activity_type !== CONTROL_ACTIVITY &&
     marker.activity_type !== END_EVENT_WAIT_ACTIVITY &&
     marker.activity_type !== ACQUIRE_ADMISSION_ACTIVITY &&
-    marker.activity_type !== ACQUIRE_THROTTLE_ACTIVITY
+    marker.activity_type !== ACQUIRE_THROTTLE_ACTIVITY &&
+    marker.activity_type !== END_DEBOUNCE_ACTIVITY
   )
     return undefined;
   return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };
@@ -644,7 +686,7 @@ function closeOf(event: HistoryEvent): Close | undefined {
   };
 }
 
-function triggerStep(input: ExecutionInput, at: Date): StepView {
+function triggerStep(input: ExecutionInput, at: Date, coalesced?: number): StepView {
   const validated =
     input.resume && 'original_input' in input.resume ? input.resume.original_input : input.input;
   return {
@@ -660,5 +702,7 @@ function triggerStep(input: ExecutionInput, at: Date): StepView {
     output: validated,
     error: null,
     ...(input.trigger.event && { event: { id: input.trigger.event.id, name: input.trigger.event.name } }),
+    // A debounced run: how many triggers it took in (it ran with the last one's input).
+    ...(coalesced !== undefined && { coalesced }),
   };
 }

@@ -4,7 +4,7 @@ import { notFound, type AppError } from '../../platform/errors';
 import { EXECUTION_ID_PATTERN } from '../../platform/ids';
 import type { Services } from '../services';
 import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
-import { decodeHistory, firstPayload } from './history-mapper';
+import { applyDebounceEnd, debounceEndOf, decodeHistory, firstPayload } from './history-mapper';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { QUEUED_ATTRIBUTE, WAITING_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
 import { executionStatus } from './status';
@@ -72,5 +72,15 @@ export async function executionInputOf(
     [{ workflowExecutionStartedEventAttributes: started }],
     services.temporal.payloadCodecs,
   );
-  return firstPayload(started.input) as ExecutionInput;
+  const input = firstPayload(started.input) as ExecutionInput;
+  // A debounced run ran with the last coalesced trigger's input, which a later event of its history holds.
+  if (input.debounce && !input.resume) {
+    const history = await callTemporal(connection, () =>
+      services.temporal.client.workflow.getHandle(executionId, runId).fetchHistory(),
+    );
+    const events = history.events ?? [];
+    await decodeHistory(events, services.temporal.payloadCodecs);
+    applyDebounceEnd(input, debounceEndOf(input, events));
+  }
+  return input;
 }

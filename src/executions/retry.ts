@@ -99,6 +99,8 @@ export async function retryExecution(
     resume.original_input = failedRun.resume.original_input;
   }
   delete retryInput.emit_started;
+  // The run it retries waited for its debounce already, and ran with the input read above.
+  delete retryInput.debounce;
   const inputBytes = jsonByteLength(retryInput);
   if (inputBytes > MAX_RUN_INPUT_BYTES) {
     throw new AppError(

@@ -18,6 +18,7 @@ import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput, type TriggerEvent } from 
 import { executionSearchAttributes } from '../../core/search-attributes';
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
+import { debounce } from '../flow-control/debounce';
 
 export interface TriggerRequest {
   workspaceId: string;
@@ -68,7 +69,10 @@ export async function triggerExecution(
   const received = JSON.stringify(body);
   const input = await validatedInput(services, request.workspaceId, record, structuredClone(body));
   let executionId = request.executionId ?? newExecutionId();
-  if (request.idempotencyKey !== undefined) {
+  // A debounced trigger (not a rerun, which runs at once) coalesces by key; its start claims the
+  // Idempotency-Key in the same transaction (debounce.ts).
+  const debounced = record.definition.debounce !== undefined && request.rerunOf === undefined;
+  if (request.idempotencyKey !== undefined && !debounced) {
     ({ executionId } = await claimIdempotencyKey(services.db, {
       workspaceId: request.workspaceId,
       workflowId: request.workflowId,
@@ -89,6 +93,18 @@ export async function triggerExecution(
   );
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
+  if (debounced) {
+    // No place in the process's admission gate: the run waits for its quiet time before any step.
+    return debounce(
+      services,
+      executionInput,
+      {
+        executionId,
+        ...(request.idempotencyKey !== undefined && { idempotencyKey: request.idempotencyKey }),
+      },
+      (id, debouncedInput) => startExecutionWorkflow(services, id, debouncedInput, request.requestId),
+    );
+  }
   const admitted = (await services.admission?.admit(executionId, request.workspaceId)) ?? false;
   try {
     const started = await startExecutionWorkflow(services, executionId, executionInput, request.requestId);

@@ -75,6 +75,8 @@ export interface StepView {
   error: { code: string; message: string } | null;
   /** The trigger step of an event trigger's execution: the event that started it. */
   event?: TriggerEvent;
+  /** The trigger step of a debounced execution whose wait ended: the triggers it took in. */
+  coalesced?: number;
   /** While an attempt failed and the next one is scheduled. */
   next_attempt_at?: string;
   /** While a sleep step sleeps: its timer and when it fires. */

@@ -18,7 +18,8 @@ import { AppError } from '../../platform/errors';
 import { createRateLimiter, enforceRateLimit, type RateLimiter } from '../http/rate-limit';
 import type { Services } from '../services';
 import type { DeliveryRecord } from '../../platform/store/webhooks';
-import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import { callTemporal } from '../../platform/temporal/errors';
+import { isWorkflowRunning } from '../../platform/temporal/run-open';
 import {
   DELIVERY_WORKFLOW_TYPE,
   deliveryWorkflowId,
@@ -53,20 +54,6 @@ const inProgress = (delivery: DeliveryRecord) =>
     `Delivery '${delivery.id}' is still being attempted; ask again once it has succeeded or failed.`,
   );
 
-/** Whether a workflow with this id runs now. */
-async function isRunning(services: Services, workflowId: string): Promise<boolean> {
-  const { client, connection } = services.temporal;
-  try {
-    const description = await callTemporal(connection, () =>
-      client.workflow.getHandle(workflowId).describe(),
-    );
-    return description.status.name === 'RUNNING';
-  } catch (error) {
-    if (isWorkflowNotFound(error)) return false;
-    throw error;
-  }
-}
-
 export interface RedeliveryRequest {
   workspaceId: string;
   delivery: DeliveryRecord;
@@ -82,8 +69,8 @@ export async function redeliver(
   const { delivery, workspaceId } = request;
   if (
     delivery.status === 'pending' &&
-    ((await isRunning(services, deliveryWorkflowId(delivery.event_id))) ||
-      (await isRunning(services, redeliveryWorkflowId(delivery.id))))
+    ((await isWorkflowRunning(services.temporal, deliveryWorkflowId(delivery.event_id))) ||
+      (await isWorkflowRunning(services.temporal, redeliveryWorkflowId(delivery.id))))
   ) {
     throw inProgress(delivery);
   }

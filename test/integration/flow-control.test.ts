@@ -192,6 +192,22 @@ for (const db of DB_KINDS) {
       expect(callsTo(prefix).map((r) => r.path.split('/')[2])).to.deep.equal(['blocker', 'next']);
     });
 
+    it('fails a run whose step fails, once, and gives its place to the next', async () => {
+      const prefix = uniqueId('fails');
+      const workflowId = await callingWorkflow(prefix, { concurrency: { limit: 1 } });
+      receiver.replyOnceTo(`/${prefix}/a`, { status: 500, body: { down: true } });
+      const failing = await trigger(service.api(), workflowId, { customer: 'a', n: 1 });
+      const next = await trigger(service.api(), workflowId, { customer: 'b', n: 2 });
+      const failed = await waitForExecution(service.api(), failing);
+      expect(failed.status, JSON.stringify(failed.steps)).to.equal('failed');
+      expect(failed.error?.code).to.equal('http_error');
+      expect((await waitForExecution(service.api(), next)).status).to.equal('success');
+      expect(
+        callsTo(prefix).map((r) => r.path.split('/')[2]),
+        'the failed step ran once',
+      ).to.deep.equal(['a', 'b']);
+    });
+
     it('starts at most `limit` runs of a throttle key in any window of `period`, the rest queued in turn', async () => {
       const prefix = uniqueId('throttle');
       const periodMs = 2000;

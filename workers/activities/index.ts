@@ -24,6 +24,7 @@ import { WorkspaceStepSlots } from './step-slots';
 import { createStepRunner } from './steps';
 import { createEventWaits } from './event-waits';
 import { createAdmissionActivities } from './admission';
+import { createDebounceActivities } from './debounce';
 
 export interface ActivityDeps {
   db: Database;
@@ -130,6 +131,8 @@ export function createActivities(deps: ActivityDeps) {
       compute: deps.compute,
       onStepsBegin: deps.onStepsBegin,
     }),
+    // Flow control: a debounced run's wait for its key's quiet time (debounce.ts).
+    ...createDebounceActivities({ db: deps.db }),
     ...createHousekeepingActivities({
       db: deps.db,
       deliveryLogRetentionDays: deps.deliveryLogRetentionDays,

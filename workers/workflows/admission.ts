@@ -64,9 +64,11 @@ export function listenForAdmission(): Admission {
 export async function admit(
   admission: Admission,
   input: ExecutionInput,
+  /** The run is queued already (a debounced run, queued from its start). */
+  queuedAlready = false,
 ): Promise<ExecutionError | undefined> {
   const { concurrency, throttle, priority } = input.workflow.definition;
-  let queued = false;
+  let queued = queuedAlready;
   const wait = async (granted: () => boolean) => {
     if (!queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: true }]);
     queued = true;

@@ -49,8 +49,9 @@ import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
 import { admit, listenForAdmission, release } from './admission';
+import { closeDebounce, waitForQuiet } from './debounce';
 import { createRunner, remember, runList } from './interpreter';
-import { ERROR_CODE_ATTRIBUTE } from '../../core/search-attributes';
+import { ERROR_CODE_ATTRIBUTE, QUEUED_ATTRIBUTE } from '../../core/search-attributes';
 
 /** Marks runs that set SwitchyardErrorCode as they fail (GET /v1/executions?error_code=). */
 const ERROR_CODE_PATCH = 'error-code-search-attribute';
@@ -101,6 +102,8 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
   // as before.
   const { concurrency, throttle } = input.workflow.definition;
   const admission = concurrency || throttle ? listenForAdmission() : undefined;
+  // A debounced trigger's run (debounce.ts) waits for its key's quiet time first; a retry never does.
+  const debounced = input.debounce === true && !input.resume;
   const frame = topFrame();
   for (const record of input.resume?.records ?? []) remember(frame, record);
   setHandler(
@@ -148,21 +151,27 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
   );
 
   try {
-    if (admission) {
-      const refused = await admit(admission, input);
-      if (refused) return await failExecution(run, refused);
+    if (debounced) {
+      await waitForQuiet(input);
+      run.context.input = input.input;
     }
+    if (admission) {
+      const refused = await admit(admission, input, debounced);
+      if (refused) return await failExecution(run, refused);
+    } else if (debounced) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
     return await runSteps(input, run, frame);
   } catch (error) {
     if (isCancellation(error)) {
       // The run is being canceled: announce it (in a scope the cancellation cannot interrupt), then end.
       await CancellationScope.nonCancellable(() => emit(run, 'execution.canceled', 'canceled'));
     }
-    if (error instanceof StepFailure) return failExecution(run, error.error);
+    // Awaited here: a rejection returned unawaited would be unhandled while the finally below awaits.
+    if (error instanceof StepFailure) return await failExecution(run, error.error);
     throw error;
   } finally {
     // Whatever way the run ends (a cancel while queued included), its place goes to the next run.
     if (admission) await CancellationScope.nonCancellable(release);
+    if (debounced) await CancellationScope.nonCancellable(closeDebounce);
   }
 }
 

@@ -950,6 +950,8 @@ export interface components {
       concurrency?: components['schemas']['Concurrency'];
       /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
       throttle?: components['schemas']['Throttle'];
+      /** @description Triggers of one key coalesce into one execution, queued until `period` passes without a new trigger (or `max_wait` after the first); it runs with the last input, and every coalesced trigger answers its execution_id (docs/flow-control.md#debounce). */
+      debounce?: components['schemas']['Debounce'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
     };
@@ -1286,6 +1288,14 @@ export interface components {
       /** @description JSONata over {input} giving the key, as for `concurrency` (its own key: the two may differ); omitted: the whole workflow is one key. */
       key?: string;
     };
+    Debounce: {
+      /** @description Quiet time after the last trigger before the execution starts, from "1s" to "7d" (400 invalid_definition otherwise). */
+      period: string;
+      /** @description JSONata over {input} giving the key, as for `concurrency`; omitted: the whole workflow is one key. Evaluated when the trigger arrives: an evaluation error answers 400 invalid_input. */
+      key?: string;
+      /** @description Longest an execution waits after its first trigger, however often new ones come: from `period` to "7d". Omitted: it waits for `period` of quiet, however long that takes. */
+      max_wait?: string;
+    };
     /**
      * @example {
      *       "name": "Customer onboarding",
@@ -1387,6 +1397,8 @@ export interface components {
       concurrency?: components['schemas']['Concurrency'];
       /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
       throttle?: components['schemas']['Throttle'];
+      /** @description Triggers of one key coalesce into one execution, queued until `period` passes without a new trigger (or `max_wait` after the first); it runs with the last input, and every coalesced trigger answers its execution_id (docs/flow-control.md#debounce). */
+      debounce?: components['schemas']['Debounce'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
     };
@@ -1715,6 +1727,8 @@ export interface components {
       concurrency?: components['schemas']['Concurrency'];
       /** @description At most `limit` executions per key start in any window of `period`; the others wait with the status queued (docs/flow-control.md#throttle). */
       throttle?: components['schemas']['Throttle'];
+      /** @description Triggers of one key coalesce into one execution, queued until `period` passes without a new trigger (or `max_wait` after the first); it runs with the last input, and every coalesced trigger answers its execution_id (docs/flow-control.md#debounce). */
+      debounce?: components['schemas']['Debounce'];
       /** @description JSONata over {input}: the order of queued executions, higher first (then arrival). A number, rounded and clamped to -100..100; anything else 0. Validated on save beyond this schema: it must parse and read only input. */
       priority?: string;
       /** @description The inbound hook signing secret: only in the response of the save that created it (webhook triggers). */
@@ -1942,6 +1956,8 @@ export interface components {
         id: string;
         name: string;
       };
+      /** @description The trigger step of a debounced execution, once its wait ended: how many triggers it took in (it ran with the last one's input; docs/flow-control.md#debounce). */
+      coalesced?: number;
       /**
        * Format: date-time
        * @description When a failed attempt will be tried again.
