@@ -90,6 +90,7 @@ const GROUPS: Group[] = [
   { name: 'error-code', record: recordErrorCode },
   { name: 'flow-control', record: recordFlowControl },
   { name: 'throttle', record: recordThrottle },
+  { name: 'debounce', record: recordDebounce },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -1011,6 +1012,61 @@ async function recordThrottle(stack: Stack): Promise<Recorded[]> {
       'execution-throttle-waited',
       '`concurrency` 2 and `throttle` 1 per 2s, the run after another: `acquire_admission` open, `acquire_throttle` queued, SwitchyardQueued true, the `throttle_admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
       second,
+    ),
+  ];
+}
+
+/**
+ * Debounce (docs/flow-control.md#debounce): three triggers 600 ms apart with a period of 1 s make one run,
+ * whose first question finds the key not quiet yet; a debounced run behind a concurrency gate whose step
+ * fails; a debounced run canceled while it waits.
+ */
+async function recordDebounce(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  const call = httpStep(
+    'call',
+    { method: 'POST', url: `${url}/debounce/{{ input.who }}` },
+    { retry: NO_RETRY },
+  );
+  const coalescing = await createWorkflow(stack.api, definition([call], { debounce: { period: '1s' } }));
+  const coalesced = await trigger(stack.api, coalescing, { who: 'coalesced', n: 1 });
+  for (const n of [2, 3]) {
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    if ((await trigger(stack.api, coalescing, { who: 'coalesced', n })) !== coalesced)
+      throw new Error('A trigger within the period made another execution');
+  }
+  await expectEnd(stack, coalesced, 'success');
+
+  stack.receiver.replyOnceTo('/debounce/failing', { status: 500, body: { down: true } });
+  const gated = await createWorkflow(
+    stack.api,
+    definition([call], { debounce: { period: '1s' }, concurrency: { limit: 1 } }),
+  );
+  const failing = await trigger(stack.api, gated, { who: 'failing' });
+  await expectEnd(stack, failing, 'failed');
+
+  const waiting = await createWorkflow(stack.api, definition([call], { debounce: { period: '30s' } }));
+  const canceled = await trigger(stack.api, waiting, { who: 'canceled' });
+  await post(stack.api, `/v1/executions/${canceled}/cancel`, 202);
+  await expectEnd(stack, canceled, 'canceled');
+  return [
+    await captureExecution(
+      stack,
+      'execution-debounce-coalesced',
+      '`debounce` 1s, three triggers 600 ms apart: started queued (SwitchyardQueued true), a timer, `end_debounce` waiting, another timer, `end_debounce` started with the last input and coalesced 3, SwitchyardQueued false, the connector step, `close_debounce`',
+      coalesced,
+    ),
+    await captureExecution(
+      stack,
+      'execution-debounce-concurrency-failed',
+      '`debounce` then `concurrency` 1, the step answered 500: the timer, `end_debounce` started, `acquire_admission` open, SwitchyardQueued false, the failed step, the run failed with `release_admission` and `close_debounce` after its end was decided',
+      failing,
+    ),
+    await captureExecution(
+      stack,
+      'execution-debounce-canceled',
+      'a debounced run canceled while it waits for its period: the timer canceled, `execution.canceled`, `close_debounce` in a non-cancellable scope, no step',
+      canceled,
     ),
   ];
 }
