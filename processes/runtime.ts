@@ -341,7 +341,11 @@ export async function startRuntime({
       throttleSweeper.start();
       cleanups.push(() => throttleSweeper.stop());
       // Debounced runs a dying trigger left unstarted, and rows of runs that ended without a word.
-      const debounceSweeper = new DebounceSweeper(services);
+      const debounceSweeper = new DebounceSweeper(services, {
+        sweepMs: Math.min(2_000, config.admissionSweep.sweepMs),
+        startGraceMs: 2 * config.admissionSweep.sweepMs,
+        lateMs: config.admissionSweep.checkEveryMs,
+      });
       debounceSweeper.start();
       cleanups.push(() => debounceSweeper.stop());
     }

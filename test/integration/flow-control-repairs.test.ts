@@ -4,7 +4,9 @@
  * key of limit 1 at the receiver, queues a second one behind it, then leaves the table as a fault would:
  * a grant committed but never signaled, a release that never ran, a run terminated from Temporal. The
  * sweeper runs every 200 ms here and checks rows against their runs every 500 ms (ADMISSION_SWEEP_MS,
- * ADMISSION_CHECK_MS).
+ * ADMISSION_CHECK_MS). The debounce sweeper (src/flow-control/debounce-sweeper.ts) starts the run of a
+ * debounced trigger whose process died before starting it, and forgets the row of a run terminated while it
+ * waited.
  */
 import { expect } from 'chai';
 import {
@@ -18,6 +20,10 @@ import {
 import { Receiver } from '../support/receiver';
 import { startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
+import { newExecutionId } from '../../platform/ids';
+import { debounceTrigger } from '../../platform/store/debounces';
+import type { Definition } from '../../core/definitions/schema';
+import type { ExecutionInput } from '../../core/execution-types';
 
 describe('flow control: the sweeper repairs places @integration', function () {
   this.timeout(300_000);
@@ -124,5 +130,73 @@ describe('flow control: the sweeper repairs places @integration', function () {
     await expectQueuedRunsPastHolder(queue);
     expect(await stateOf(queue.holder), 'the row of the terminated run').to.equal(undefined);
     expect((await waitForExecution(service.api(), queue.holder)).status).to.equal('terminated');
+  });
+
+  describe('debounce', () => {
+    /** A debounced workflow of one call to `<receiver>/<prefix>/<input.sensor>` with `{n}`. */
+    async function debouncedWorkflow(prefix: string): Promise<{ id: string; definition: Definition }> {
+      const body = definition(
+        [
+          httpStep(
+            'call',
+            {
+              method: 'POST',
+              url: `${receiver.url}/${prefix}/{{ input.sensor }}`,
+              body: { n: '{{ input.n }}' },
+            },
+            { retry: { max_attempts: 1 } },
+          ),
+        ],
+        { debounce: { period: '1s', key: 'input.sensor' } },
+      );
+      return { id: await createWorkflow(service.api(), body), definition: body as unknown as Definition };
+    }
+
+    it("starts the run of a debounced trigger whose process died before starting it, with the key's last input", async () => {
+      const prefix = uniqueId('unstarted');
+      const workflow = await debouncedWorkflow(prefix);
+      // The trigger's transaction committed, then its process died: a row, no run in Temporal.
+      const start: ExecutionInput = {
+        workspaceId: 'default',
+        workflow: { id: workflow.id, version: 1, definition: { ...workflow.definition, id: workflow.id } },
+        trigger: { type: 'api' },
+        input: { sensor: 's', n: 1 },
+        debounce: true,
+      };
+      const { execution_id: orphan } = await debounceTrigger(db(), {
+        workspace_id: 'default',
+        workflow_id: workflow.id,
+        key: 's',
+        candidate_id: newExecutionId(),
+        input: start.input,
+        period_ms: 1000,
+        start,
+      });
+      // A later trigger of the key joins it: accepted, so it must run.
+      expect(await trigger(service.api(), workflow.id, { sensor: 's', n: 2 })).to.equal(orphan);
+      const done = await waitForExecution(service.api(), orphan, undefined, 60_000);
+      expect(done.status).to.equal('success');
+      expect((done.steps[0] as unknown as { coalesced: number }).coalesced).to.equal(2);
+      expect(receiver.requests.filter((r) => r.path === `/${prefix}/s`).map((r) => r.json)).to.deep.equal([
+        { n: 2 },
+      ]);
+    });
+
+    it('forgets the waiting row of a debounced run terminated from Temporal: the next trigger makes a new execution', async () => {
+      const prefix = uniqueId('terminated');
+      const workflow = await debouncedWorkflow(prefix);
+      const terminated = await trigger(service.api(), workflow.id, { sensor: 't', n: 1 });
+      await service.runtime.services.temporal.client.workflow
+        .getHandle(terminated)
+        .terminate('debounce repairs test');
+      await waitFor(
+        async () =>
+          (await db().query('select 1 from debounces where execution_id = $1', [terminated])).length === 0,
+        { timeoutMs: 30_000, what: "the sweeper to forget the terminated run's row" },
+      );
+      const next = await trigger(service.api(), workflow.id, { sensor: 't', n: 2 });
+      expect(next).to.not.equal(terminated);
+      expect((await waitForExecution(service.api(), next, undefined, 60_000)).status).to.equal('success');
+    });
   });
 });
