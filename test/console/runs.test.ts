@@ -178,6 +178,27 @@ describe('Console: runs @browser', function () {
     expectNoErrors(tab.watch);
   });
 
+  it('shows a debounced run as queued, then how many triggers it took in', async () => {
+    const wf = await createWorkflow(api, {
+      id: 'sensor',
+      debounce: { period: '2s' },
+      steps: [{ id: 'note', kind: 'rules', rules: [{ when: 'true', output: '{{ input.n }}' }] }],
+    });
+    const id = await trigger(api, wf, { n: 1 });
+    for (const n of [2, 3]) expect(await trigger(api, wf, { n })).to.equal(id);
+
+    tab = await openSignedIn(harness, key, { path: `/runs/${id}` });
+    const { page } = tab;
+    await statusShown(page, 'queued');
+    await statusShown(page, 'success');
+    await page.getByTestId('run-coalesced').waitFor();
+    expect(await page.getByTestId('run-coalesced').textContent()).to.equal(
+      "3 triggers in one run, with the last one's input",
+    );
+    await expectAccessible(page, 'a debounced run');
+    expectNoErrors(tab.watch);
+  });
+
   it("shows an unknown run's error with its request_id", async () => {
     tab = await openSignedIn(harness, key, { path: '/runs/ex_doesnotexist' });
     const alert = tab.page.getByRole('alert');

@@ -47,7 +47,9 @@ export function ExecutionPage({ id }: { id: string }) {
     return <NotLoaded heading={`Run ${id}`} state={execution} thing="run" />;
   }
 
-  const triggerEvent = run.steps.find((step) => step.kind === 'trigger')?.event;
+  const triggerStep = run.steps.find((step) => step.kind === 'trigger');
+  const triggerEvent = triggerStep?.event;
+  const coalesced = triggerStep?.coalesced;
   const temporalUrl = session.temporal.ui_url
     ? `${session.temporal.ui_url}/namespaces/${encodeURIComponent(session.temporal.namespace)}/workflows/${encodeURIComponent(run.execution_id)}`
     : undefined;
@@ -77,6 +79,13 @@ export function ExecutionPage({ id }: { id: string }) {
                 {triggerEvent.id}
               </Link>{' '}
               ({triggerEvent.name})
+            </span>
+          </Fact>
+        )}
+        {coalesced !== undefined && (
+          <Fact term="Debounced">
+            <span data-testid="run-coalesced">
+              {coalesced} {coalesced === 1 ? 'trigger' : 'triggers'} in one run, with the last one's input
             </span>
           </Fact>
         )}
