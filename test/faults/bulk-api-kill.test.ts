@@ -20,7 +20,11 @@ import { reportScenario, ResponseLog, triggerEach, waitAllFinalListed } from './
 const RUNS = 1_000;
 /** Triggers in flight at once, over both APIs. */
 const CALLERS = 16;
-/** Actions a second per API process: the operation takes 20 s or so, and the kill comes in its middle. */
+/**
+ * Actions a second per API process, above the default 20 so that the test stays short: the retries
+ * themselves (a describe, a history read and a start each) then set the pace, about 20 a second on 2 busy
+ * cores. Whatever the pace, the operation waits out the killed runner's lease (60 s) before going on.
+ */
 const ACTIONS_PER_SECOND = 50;
 
 describe('fault: API killed in the middle of a bulk retry of 1,000 executions @integration @faults', function () {
@@ -125,7 +129,8 @@ describe('fault: API killed in the middle of a bulk retry of 1,000 executions @i
     expect(created.body.matched).to.equal(RUNS);
 
     // The process that runs it says so in its log (the one that took the request, usually: it kicks its runner).
-    const runsIt = (api: Managed) => api.output.includes(id) && api.output.includes('Bulk operation runs');
+    const runsIt = (api: Managed) =>
+      api.output.split('\n').some((line) => line.includes(id) && line.includes('Bulk operation runs'));
     const runner = await waitFor(async () => apis.find((api) => runsIt(api.process)), {
       timeoutMs: 30_000,
       what: 'an API process to run the operation',
@@ -141,6 +146,14 @@ describe('fault: API killed in the middle of a bulk retry of 1,000 executions @i
     report['succeeded_at_kill'] = atKill;
     report['killed'] = runner.process.name;
     report['retried_calls_at_kill'] = fixedCalls.size;
+    // The executions the killed runner was acting on: the resumed runner acts on them again first.
+    report['acting_at_kill'] = await deployment.withDatabase(async (db) => {
+      const [row] = await db.query<{ n: number }>(
+        "select count(*)::int as n from bulk_operation_items where operation_id = $1 and state = 'acting'",
+        [id],
+      );
+      return row?.n;
+    });
     timings['kill_s'] = (performance.now() - began) / 1000;
     const survivor = apis.find((api) => api !== runner)!;
     await startUntilReady(runner.process, runner.url);
