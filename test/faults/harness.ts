@@ -125,6 +125,40 @@ export async function triggerUnderFault(
   return accepted;
 }
 
+/**
+ * Triggers `workflowId` `count` times from `callers` callers at once, the n-th trigger with `input(n)` through
+ * `client(n)` (several APIs in turn, say); a 429 is made again after its Retry-After, through the next client,
+ * until accepted. Returns the execution ids in the order accepted; any other answer than 202 or 429 throws.
+ */
+export async function triggerEach(
+  client: (n: number) => ApiClient,
+  workflowId: string,
+  options: { count: number; callers: number; log: ResponseLog; input: (n: number) => unknown },
+): Promise<string[]> {
+  const accepted: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.callers }, async () => {
+      while (next < options.count) {
+        const n = next++;
+        for (let attempt = 0; ; attempt++) {
+          const res = await client(n + attempt)
+            .post(`/v1/workflows/${workflowId}/trigger`, options.input(n))
+            .timeout(30_000);
+          options.log.record(res, [202]);
+          if (res.status === 202) {
+            accepted.push(res.body.execution_id as string);
+            break;
+          }
+          if (res.status !== 429) throw new Error(`trigger ${n}: ${res.status} ${JSON.stringify(res.body)}`);
+          await new Promise((resolve) => setTimeout(resolve, retryDelayMs(res, 500)));
+        }
+      }
+    }),
+  );
+  return accepted;
+}
+
 /** Waits until every execution has a final status; returns the statuses. */
 export async function waitAllFinal(
   client: ApiClient,
