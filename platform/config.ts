@@ -82,6 +82,7 @@ const envSchema = z.object({
   DELIVERY_LOG_RETENTION_DAYS: positiveInt.default(30),
   EVENT_RETENTION_DAYS: positiveInt.max(3650).default(7),
   BULK_ACTIONS_PER_SECOND: positiveInt.max(1000).default(20),
+  BULK_LEASE_MS: positiveInt.min(5_000).max(3_600_000).default(60_000),
   ADMISSION_SWEEP_MS: positiveInt.max(3_600_000).default(5_000),
   ADMISSION_CHECK_MS: positiveInt.max(86_400_000).default(60_000),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
@@ -174,6 +175,8 @@ export interface Config {
   eventRetentionDays: number;
   /** Actions a bulk operation takes per second, per API process (src/bulk/runner.ts). */
   bulkActionsPerSecond: number;
+  /** How long a bulk runner's claim on an operation holds without renewal (a dead runner's is taken over after it). */
+  bulkLeaseMs: number;
   /** Flow control's sweeper (src/flow-control/admission-sweeper.ts): its pass, and its check of rows against runs. */
   admissionSweep: { sweepMs: number; checkEveryMs: number };
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
@@ -325,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryLogRetentionDays: e.DELIVERY_LOG_RETENTION_DAYS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
     bulkActionsPerSecond: e.BULK_ACTIONS_PER_SECOND,
+    bulkLeaseMs: e.BULK_LEASE_MS,
     admissionSweep: { sweepMs: e.ADMISSION_SWEEP_MS, checkEveryMs: e.ADMISSION_CHECK_MS },
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
     logLevel: e.LOG_LEVEL,

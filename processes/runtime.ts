@@ -324,7 +324,10 @@ export async function startRuntime({
       services.eventDispatch = dispatcher;
       dispatcher.start();
       cleanups.push(() => dispatcher.stop());
-      const bulkRunner = new BulkRunner(services, { actionsPerSecond: config.bulkActionsPerSecond });
+      const bulkRunner = new BulkRunner(services, {
+        actionsPerSecond: config.bulkActionsPerSecond,
+        leaseMs: config.bulkLeaseMs,
+      });
       services.bulkRunner = bulkRunner;
       bulkRunner.start();
       cleanups.push(() => bulkRunner.stop());

@@ -23,7 +23,8 @@ const CALLERS = 16;
 /**
  * Actions a second per API process, above the default 20 so that the test stays short: the retries
  * themselves (a describe, a history read and a start each) then set the pace, about 20 a second on 2 busy
- * cores. Whatever the pace, the operation waits out the killed runner's lease (60 s) before going on.
+ * cores. Whatever the pace, the operation waits out the killed runner's lease (BULK_LEASE_MS, 15 s here)
+ * before going on.
  */
 const ACTIONS_PER_SECOND = 50;
 
@@ -53,7 +54,9 @@ describe('fault: API killed in the middle of a bulk retry of 1,000 executions @i
       calls.set(executionId, (calls.get(executionId) ?? 0) + 1);
       return fixed ? { status: 200, body: { ok: true } } : { status: 500, body: { error: 'broken' } };
     });
-    deployment = new Deployment({ env: { BULK_ACTIONS_PER_SECOND: String(ACTIONS_PER_SECOND) } });
+    deployment = new Deployment({
+      env: { BULK_ACTIONS_PER_SECOND: String(ACTIONS_PER_SECOND), BULK_LEASE_MS: '15000' },
+    });
     await deployment.start();
     apis.push({ process: deployment.api, url: deployment.url }, await deployment.startExtraApi());
     const body = definition([
