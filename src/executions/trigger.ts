@@ -94,14 +94,17 @@ export async function triggerExecution(
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
   if (debounced) {
+    // An id derived from the request (a hook's delivery, an event) names a run only if this trigger makes
+    // one; a repeat that joined another must still find that one: it is kept as an idempotency key (with a
+    // space, which no Idempotency-Key header has).
+    const idempotencyKey =
+      request.idempotencyKey ??
+      (request.executionId !== undefined ? `derived ${request.executionId}` : undefined);
     // No place in the process's admission gate: the run waits for its quiet time before any step.
     return debounce(
       services,
       executionInput,
-      {
-        executionId,
-        ...(request.idempotencyKey !== undefined && { idempotencyKey: request.idempotencyKey }),
-      },
+      { executionId, ...(idempotencyKey !== undefined && { idempotencyKey }) },
       (id, debouncedInput) => startExecutionWorkflow(services, id, debouncedInput, request.requestId),
     );
   }

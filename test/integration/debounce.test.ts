@@ -19,6 +19,7 @@ import {
   type ExecutionBody,
 } from '../support/fixtures';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
+import { triggerExecution } from '../../src/executions/trigger';
 import { DB_KINDS, startTestService, type TestService } from '../support/stack';
 
 const NO_RETRY = { max_attempts: 1 };
@@ -178,6 +179,29 @@ for (const db of DB_KINDS) {
       expect((await send('two', 2)).body.execution_id).to.equal(first);
       const done = await waitForExecution(service.api(), first, undefined, 60_000);
       expect((stepOf(done, 'trigger') as unknown as { coalesced: number }).coalesced).to.equal(2);
+      expect(callsTo(prefix).map((r) => r.json)).to.deep.equal([{ n: 2 }]);
+    });
+
+    it('answers a repeated hook delivery or event with the execution it joined, even after that one started', async () => {
+      const prefix = uniqueId('derived');
+      const workflowId = await sensorWorkflow(prefix, { period: '1s' });
+      const services = service.runtime.services;
+      // As a signed hook or an event trigger starts: an execution id derived from the request.
+      const deliver = (derived: string, n: number) =>
+        triggerExecution(services, {
+          workspaceId: 'default',
+          workflowId,
+          body: { sensor: 'd', n },
+          executionId: derived,
+          triggerType: 'webhook',
+        });
+      const first = (await deliver('ex_derivedfirst' + prefix.slice(-8), 1)).executionId;
+      const secondId = 'ex_derivedsecond' + prefix.slice(-8);
+      expect((await deliver(secondId, 2)).executionId, 'a second delivery joins').to.equal(first);
+      expect((await deliver(secondId, 2)).executionId, 'its repeat too').to.equal(first);
+      const done = await waitForExecution(service.api(), first, undefined, 60_000);
+      expect((stepOf(done, 'trigger') as unknown as { coalesced: number }).coalesced).to.equal(2);
+      expect((await deliver(secondId, 2)).executionId, 'a repeat after the run').to.equal(first);
       expect(callsTo(prefix).map((r) => r.json)).to.deep.equal([{ n: 2 }]);
     });
 
