@@ -1,8 +1,8 @@
 /**
  * `flow-control` (docs/flow-control.md, ARCHITECTURE.md#flow-control): what admission costs, on the
- * in-process stack, in workspaces of its own (open executions unlimited). The flow is the onboard one: a
- * rules step, then a POST to a local receiver that records when each call arrived and was answered, and
- * for which customer (the key).
+ * in-process stack, in workspaces of its own (open executions unlimited). The flow is the onboard one
+ * (bench/onboard/flow.ts): a rules step, then a POST to a local receiver that records when each call
+ * arrived and was answered, and for which customer (the key).
  *
  * - `throughput`: the flow triggered BENCH_FC_RUNS (2,000) times per side at BENCH_FC_CONCURRENCY (20),
  *   once without flow control (`plain`) and once with `concurrency: {limit: BENCH_FC_LIMIT, key:
@@ -52,6 +52,7 @@ import { ProcessMeter } from '../proc';
 import { progress } from '../stack';
 import { perSecond, ratio, round, summarizeLatencies } from '../stats';
 import { quote, sleep, waitUntilNoneRunning } from '../visibility';
+import { onboardDefinition } from '../onboard/flow';
 import { intFromEnv, split, type BenchContext } from './common';
 
 const EventType = temporal.api.enums.v1.EventType;
@@ -120,7 +121,7 @@ async function startTimedReceiver(holdMs: number) {
       arrived += 1;
       let key = '';
       try {
-        key = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { customer?: unknown }).customer);
+        key = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { name?: unknown }).name);
       } catch {
         // not a call of this scenario's flow
       }
@@ -163,36 +164,22 @@ async function startTimedReceiver(holdMs: number) {
   };
 }
 
-/** The onboard flow: a rules step, then a POST of the customer to the receiver; `extra` adds flow control. */
+/**
+ * The onboard flow (bench/onboard/flow.ts: a rules step, then a POST of the customer's name and tier),
+ * triggered through the API rather than its hook, each call tried once; `extra` adds flow control.
+ */
 function flowDefinition(id: string, url: string, extra: Partial<Definition> = {}, held = false): Definition {
+  const { trigger: _hook, input_schema: _schema, steps, ...onboard } = onboardDefinition(url);
   return {
+    ...onboard,
     id,
     name: `Benchmark: flow control (${id})`,
     ...extra,
-    steps: [
-      {
-        id: 'route',
-        kind: 'rules',
-        rules: [{ when: "input.plan = 'enterprise'", output: { tier: 'gold' } }],
-        default: { tier: 'standard' },
-      },
-      {
-        id: 'notify',
-        kind: 'connector',
-        connector: 'http',
-        request: {
-          method: 'POST',
-          url: `${url}/${id}`,
-          body: {
-            customer: '{{ input.customer }}',
-            tier: '{{ steps.route.output.tier }}',
-            n: '{{ input.n }}',
-          },
-        },
-        retry: { max_attempts: 1 },
-        ...(held ? { timeout: HELD_STEP_TIMEOUT } : {}),
-      },
-    ],
+    steps: steps.map((step) =>
+      step.kind === 'connector'
+        ? { ...step, retry: { max_attempts: 1 }, ...(held ? { timeout: HELD_STEP_TIMEOUT } : {}) }
+        : step,
+    ),
   };
 }
 
