@@ -89,6 +89,42 @@ interface ParallelSide {
 }
 
 /** What the generator reads of the report run.ts writes (the type checks that it still matches). */
+/** The flow-control scenario's figures the table shows (bench/scenarios/flow-control.ts). */
+interface FlowControlFigures {
+  throughput: {
+    runs?: number;
+    concurrency?: number;
+    keys?: number;
+    limit?: number;
+    plain: CompletionFigures & { cpu_ms_per_run: Record<string, Figure> };
+    keyed: CompletionFigures & { cpu_ms_per_run: Record<string, Figure>; max_queued?: number };
+  };
+  admission: {
+    runs?: number;
+    keys?: number;
+    limit?: number;
+    hold_ms?: number;
+    trigger_errors?: number;
+    handoff_ms: Percentiles;
+    queue_wait_ms: Percentiles;
+  };
+  throttle: {
+    runs?: number;
+    limit_per_sec: number;
+    trigger_errors?: number;
+    starts: { achieved_per_sec: Figure; most_in_any_second?: number };
+  };
+  fairness: {
+    backlog?: number;
+    limit?: number;
+    trigger_errors?: number;
+    enqueue_ms: Figure;
+    drain_per_sec: Figure;
+    b_alone_ms: Percentiles;
+    b_beside_backlog_ms: Percentiles;
+  };
+}
+
 export interface BenchReport {
   onboard?: {
     settings?: { count?: number };
@@ -196,6 +232,7 @@ export interface BenchReport {
     idle_latency_ms: Percentiles & { p90?: Figure };
     under_flood_latency_ms: Percentiles & { p90?: Figure };
   };
+  'flow-control'?: FlowControlFigures;
   environment?: {
     date?: string;
     switchyard_version?: string;
@@ -506,6 +543,52 @@ function parallelRows(parallel: NonNullable<BenchReport['parallel-5']>): ReportR
   );
 }
 
+/** Flow control: a concurrency key beside none, a limit that binds, a throttle, another workspace's backlog. */
+function flowControlRows(flow: FlowControlFigures): ReportRow[] {
+  const { throughput: t, admission: a, throttle, fairness: f } = flow;
+  return [
+    ...scenario(
+      `Flow control: a concurrency key (${count(t.keys)} keys, limit ${count(t.limit)}) vs none`,
+      `${count(t.runs)} runs each, ${atOnce(t.concurrency)}`,
+      [
+        compared('completions/s', t.keyed.completed_per_sec, t.plain.completed_per_sec),
+        compared(
+          'CPU ms per run (service and load, dev server)',
+          t.keyed.cpu_ms_per_run['total'],
+          t.plain.cpu_ms_per_run['total'],
+        ),
+        compared('latency p50 (ms)', t.keyed.execution_latency_ms.p50, t.plain.execution_latency_ms.p50),
+      ],
+    ),
+    ...scenario(
+      `Flow control: a limit that binds (${count(a.keys)} keys, limit ${count(a.limit)})`,
+      `${count(a.runs)} runs, calls held ${count(a.hold_ms)} ms`,
+      [
+        { metric: 'place freed to next call p50 (ms)', switchyard: formatFigure(a.handoff_ms.p50) },
+        { metric: 'place freed to next call p99 (ms)', switchyard: formatFigure(a.handoff_ms.p99) },
+      ],
+    ),
+    ...scenario(
+      `Flow control: a throttle of ${count(throttle.limit_per_sec)} per second (vs its limit)`,
+      `${count(throttle.runs)} runs of one key`,
+      [compared('starts/s', throttle.starts.achieved_per_sec, throttle.limit_per_sec)],
+    ),
+    ...scenario(
+      `Workspace B's run beside workspace A's ${count(f.backlog)} queued runs (vs B alone)`,
+      `A: one key, limit ${count(f.limit)}; B's runs 1 at a time`,
+      [
+        compared('B trigger to result p50 (ms)', f.b_beside_backlog_ms.p50, f.b_alone_ms.p50),
+        compared('B trigger to result p99 (ms)', f.b_beside_backlog_ms.p99, f.b_alone_ms.p99),
+        {
+          metric: "A's runs all enqueued (s)",
+          switchyard: formatFigure(isNumber(f.enqueue_ms) ? f.enqueue_ms / 1000 : null),
+        },
+        { metric: "A's backlog drained (runs/s)", switchyard: formatFigure(f.drain_per_sec) },
+      ],
+    ),
+  ];
+}
+
 /** One row per measurement, in the report's order; scenarios absent from the report are left out. */
 export function reportRows(report: BenchReport): ReportRow[] {
   const rows: ReportRow[] = [];
@@ -646,6 +729,9 @@ export function reportRows(report: BenchReport): ReportRow[] {
       ),
     );
 
+  const flow = report['flow-control'];
+  if (flow) rows.push(...flowControlRows(flow));
+
   const fanout = report.webhooks?.fanout;
   if (fanout)
     rows.push(
@@ -719,6 +805,14 @@ export function reportProblems(report: BenchReport): string[] {
   note('webhooks fanout', fanout?.missing, 'missing');
   flag('webhooks fanout', fanout?.delivery_workflows_drained, 'delivery workflows still running');
   flag('webhooks', signatures?.all_signatures_verified, 'signatures not verified');
+  const flow = report['flow-control'];
+  for (const side of ['plain', 'keyed'] as const) {
+    note(`flow-control ${side}`, flow?.throughput[side].trigger_errors, 'trigger errors');
+    note(`flow-control ${side}`, flow?.throughput[side].not_completed, 'not completed');
+  }
+  note('flow-control admission', flow?.admission.trigger_errors, 'trigger errors');
+  note('flow-control throttle', flow?.throttle.trigger_errors, 'trigger errors');
+  note('flow-control fairness', flow?.fairness.trigger_errors, 'trigger errors');
   note('webhooks', signatures?.unexpected_events, 'unexpected events');
   return problems;
 }

@@ -12,7 +12,8 @@
  * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_FAIRNESS_FLOOD, BENCH_FAIRNESS_SLOW_MS,
  * BENCH_FAIRNESS_SAMPLES and BENCH_FAIRNESS_CONCURRENCY (fairness); BENCH_LOG_LEVEL for the service's logs (warn);
  * BENCH_DATABASE_URL: the in-process stack on that PostgreSQL database (an empty one) instead of PGlite;
- * map-10k, parallel-5 and events read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*, BENCH_EVENT_*).
+ * map-10k, parallel-5, events and flow-control read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*,
+ * BENCH_EVENT_*, BENCH_FC_*).
  * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
  * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
@@ -30,6 +31,7 @@ import { benchEndToEnd } from './scenarios/end-to-end';
 import { benchEvents } from './scenarios/events';
 import { benchFairness } from './scenarios/fairness';
 import { benchFiveStep } from './scenarios/five-step';
+import { benchFlowControl } from './scenarios/flow-control';
 import { benchIsolation } from './scenarios/isolation';
 import { startCompositionStack } from './scenarios/composition-stack';
 import { benchMap10k } from './scenarios/map-10k';
@@ -94,6 +96,7 @@ const STACK_SCENARIOS = [
   'isolation',
   'fairness',
   'events',
+  'flow-control',
 ] as const;
 /** The scenarios that run on the composition stack (bench/scenarios/composition-stack.ts), beside their floors. */
 const COMPOSITION_SCENARIOS = ['map-10k', 'parallel-5'] as const;
@@ -132,6 +135,7 @@ async function runScenarios(ctx: BenchContext, selected: Set<Scenario>) {
     ...(selected.has('isolation') ? { isolation: await benchIsolation(ctx) } : {}),
     ...(selected.has('fairness') ? { fairness: await benchFairness(ctx) } : {}),
     ...(selected.has('events') ? { events: await benchEvents(ctx) } : {}),
+    ...(selected.has('flow-control') ? { 'flow-control': await benchFlowControl(ctx) } : {}),
     ...(selected.has('console_execution')
       ? {
           console_execution: await benchConsoleExecution(

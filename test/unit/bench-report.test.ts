@@ -427,6 +427,93 @@ describe('benchmark report (bench/report.ts)', () => {
     expect(renderReportBody(report)).not.to.include('floor_tight');
   });
 
+  it("sets flow control beside the same flow without it, and workspace B beside A's backlog", () => {
+    const cpu = (total: number) => ({ bench: total - 5, dev_server: 5, total });
+    const report: BenchReport = {
+      ...fixture(),
+      'flow-control': {
+        throughput: {
+          runs: 2000,
+          concurrency: 20,
+          keys: 10,
+          limit: 10,
+          plain: { ...completion(40, 400, 1400), cpu_ms_per_run: cpu(30) },
+          keyed: { ...completion(36, 440, 1500), cpu_ms_per_run: cpu(40), max_queued: 0 },
+        },
+        admission: {
+          runs: 200,
+          keys: 5,
+          limit: 2,
+          hold_ms: 50,
+          trigger_errors: 0,
+          handoff_ms: latency(80, 200),
+          queue_wait_ms: latency(1500, 2500),
+        },
+        throttle: { runs: 200, limit_per_sec: 20, starts: { achieved_per_sec: 18.5 } },
+        fairness: {
+          backlog: 10000,
+          limit: 5,
+          trigger_errors: 2,
+          enqueue_ms: 250000,
+          drain_per_sec: 40,
+          b_alone_ms: latency(60, 90),
+          b_beside_backlog_ms: latency(63, 120),
+        },
+      },
+    };
+    const rows = tableRows(renderReportBody(report), 'Scenario');
+    const from = rows.findIndex((row) => row[0]!.startsWith('Flow control'));
+    expect(rows.slice(from, from + 11)).to.deep.equal([
+      [
+        'Flow control: a concurrency key (10 keys, limit 10) vs none',
+        'completions/s',
+        '36.0',
+        '40.0',
+        '0.90×',
+        '2000 runs each, 20 at once',
+      ],
+      ['', 'CPU ms per run (service and load, dev server)', '40.0', '30.0', '1.33×', ''],
+      ['', 'latency p50 (ms)', '440', '400', '1.10×', ''],
+      [
+        'Flow control: a limit that binds (5 keys, limit 2)',
+        'place freed to next call p50 (ms)',
+        '80.0',
+        '–',
+        '–',
+        '200 runs, calls held 50 ms',
+      ],
+      ['', 'place freed to next call p99 (ms)', '200', '–', '–', ''],
+      [
+        'Flow control: a throttle of 20 per second (vs its limit)',
+        'starts/s',
+        '18.5',
+        '20.0',
+        '0.93×',
+        '200 runs of one key',
+      ],
+      [
+        "Workspace B's run beside workspace A's 10000 queued runs (vs B alone)",
+        'B trigger to result p50 (ms)',
+        '63.0',
+        '60.0',
+        '1.05×',
+        "A: one key, limit 5; B's runs 1 at a time",
+      ],
+      ['', 'B trigger to result p99 (ms)', '120', '90.0', '1.33×', ''],
+      ['', "A's runs all enqueued (s)", '250', '–', '–', ''],
+      ['', "A's backlog drained (runs/s)", '40.0', '–', '–', ''],
+      [
+        'Webhook fan-out to 10 endpoints',
+        'deliveries/s',
+        '121',
+        '–',
+        '–',
+        '100 runs × 10 endpoints, 16 at once',
+      ],
+    ]);
+    expect(reportProblems(report)).to.include('flow-control fairness: 2 trigger errors');
+  });
+
   it('checks the measured onboard variants and passes over the derived comparisons (tracing_cost)', () => {
     const report = fixture();
     const phase = { history: { runs: 10, completed: 9 } };
