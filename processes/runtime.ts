@@ -28,6 +28,7 @@ import { bootstrap } from './bootstrap';
 import type { Config } from '../platform/config';
 import type { Logger } from '../platform/logger';
 import { listeningPort } from '../platform/net/listening-port';
+import { metrics } from '../platform/observability/metrics';
 import { setSdkMetricsUrl, startMetricsServer } from '../platform/observability/metrics-server';
 import { startTracing, tracingClientInterceptors } from '../platform/observability/tracing';
 import { ensureHousekeepingSchedule } from '../workers/housekeeping-schedule';
@@ -37,6 +38,7 @@ import type { Services } from '../src/services';
 import { acquireDataDirLock, canServeSocket, pgliteSocketPath } from '../platform/store/data-dir-lock';
 import { openDatabase, type Database } from '../platform/store/db';
 import { migrate } from '../platform/store/migrate';
+import { queueTotalsByWorkflow } from '../platform/store/queue-totals';
 import {
   connectTemporal,
   resolveTemporalTarget,
@@ -351,6 +353,8 @@ export async function startRuntime({
       });
       debounceSweeper.start();
       cleanups.push(() => debounceSweeper.stop());
+      // The queue gauges of /metrics: read from the tables at scrape time, so right across processes.
+      cleanups.push(metrics.trackQueues((top) => queueTotalsByWorkflow(db, top)));
     }
 
     return {

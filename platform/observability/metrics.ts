@@ -12,6 +12,23 @@ import client from 'prom-client';
 /** Seconds: from a fast rules step (sub-millisecond) to a slow receiver (the 30 s delivery timeout). */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/**
+ * Seconds a run waits at a flow control gate (docs/flow-control.md): from none (a free place) to the hours
+ * a long queue or a throttle of `24h` can hold a run.
+ */
+const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.25, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
+
+/** A workflow's runs held by flow control (platform/store/queue-totals.ts); ids null: all the others. */
+export interface QueueTotals {
+  workspace_id: string | null;
+  workflow_id: string | null;
+  queued: number;
+  open: number;
+}
+
+/** How long one read of the queue totals serves scrapes: both gauges of one scrape share it. */
+const QUEUE_READ_REUSE_MS = 1000;
+
 export interface PoolStats {
   total: number;
   idle: number;
@@ -21,6 +38,9 @@ export interface PoolStats {
 class ServiceMetrics {
   readonly registry = new client.Registry();
   private readonly pools = new Set<() => PoolStats>();
+  /** Sources of the queue gauges, the latest last (one per API runtime; tests start several). */
+  private readonly queueSources: ((top: number) => Promise<QueueTotals[]>)[] = [];
+  private queueRead: { at: number; rows: Promise<QueueTotals[]> } | undefined;
 
   readonly httpRequests = new client.Histogram({
     name: 'switchyard_http_request_duration_seconds',
@@ -87,8 +107,51 @@ class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionWait = new client.Histogram({
+    name: 'switchyard_admission_wait_seconds',
+    help:
+      'Runs admitted by a flow control gate (concurrency: a place; throttle: a start), observed once per ' +
+      'admission by the process that granted it: time from the run joining the queue to its admission ' +
+      '(0 for a run that found room).',
+    labelNames: ['gate'] as const,
+    buckets: QUEUE_WAIT_BUCKETS,
+    registers: [this.registry],
+  });
+
   constructor() {
     const pools = this.pools;
+    const queueTotals = () => this.queueTotals();
+    const queueGauge = (name: string, help: string, count: (row: QueueTotals) => number) =>
+      new client.Gauge({
+        name,
+        help,
+        labelNames: ['workspace', 'workflow'] as const,
+        registers: [this.registry],
+        async collect() {
+          const rows = await queueTotals();
+          this.reset();
+          for (const row of rows)
+            this.set(
+              {
+                workspace: row.workspace_id ?? OTHER_WORKFLOW_LABEL,
+                workflow: row.workflow_id ?? OTHER_WORKFLOW_LABEL,
+              },
+              count(row),
+            );
+        },
+      });
+    queueGauge(
+      'switchyard_flow_control_queued_executions',
+      'Executions queued by flow control (either gate), per workflow: the busiest MAX_WORKFLOW_LABELS, the ' +
+        'rest as workspace and workflow _other. Read from the database: every API process reports the same.',
+      (row) => row.queued,
+    );
+    queueGauge(
+      'switchyard_flow_control_open_executions',
+      'Executions holding a place of their concurrency, per workflow (labels as ' +
+        'switchyard_flow_control_queued_executions). Read from the database.',
+      (row) => row.open,
+    );
     new client.Gauge({
       name: 'switchyard_db_pool_connections',
       help: 'PostgreSQL pool connections by state (total, idle, waiting: requests waiting for one). Absent on PGlite.',
@@ -121,6 +184,37 @@ class ServiceMetrics {
       else workflow = OTHER_WORKFLOW_LABEL;
     }
     this.executions.inc({ status, workspace, workflow });
+  }
+
+  /** Observes the waits of runs a gate admitted (seconds each), once their grant committed. */
+  admitted(gate: 'concurrency' | 'throttle', waits: readonly number[]): void {
+    for (const wait of waits) this.admissionWait.observe({ gate }, Math.max(0, wait));
+  }
+
+  /**
+   * Where the queue gauges read from (the API process: one grouped statement per scrape); the returned
+   * function stops that. Without a source the gauges have no series.
+   */
+  trackQueues(read: (top: number) => Promise<QueueTotals[]>): () => void {
+    this.queueSources.push(read);
+    this.queueRead = undefined;
+    return () => {
+      const index = this.queueSources.indexOf(read);
+      if (index >= 0) this.queueSources.splice(index, 1);
+      this.queueRead = undefined;
+    };
+  }
+
+  /** The queue totals for this scrape: one read shared by both gauges; none when the database fails. */
+  private queueTotals(): Promise<QueueTotals[]> {
+    const source = this.queueSources.at(-1);
+    if (!source) return Promise.resolve([]);
+    if (!this.queueRead || Date.now() - this.queueRead.at > QUEUE_READ_REUSE_MS)
+      this.queueRead = {
+        at: Date.now(),
+        rows: source(MAX_WORKFLOW_LABELS).catch(() => []),
+      };
+    return this.queueRead.rows;
   }
 
   /** A PostgreSQL pool whose connections the gauge reports; the returned function stops that. */

@@ -7,6 +7,7 @@
  * never both see a free place and take it. A lock of the key rather than of a row: the key has no row of its
  * own, and the lock serializes only that key's changes.
  */
+import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
 
 /** One concurrency key of a workflow: `key` null when the definition has no key expression. */
@@ -45,9 +46,10 @@ async function lockKey(tx: Queryable, key: AdmissionKey): Promise<void> {
 
 /**
  * Opens the key's free places to its queued rows, best first (priority, then arrival), under the limit of
- * the row first in line. Call with the key's lock held. Returns the executions it opened.
+ * the row first in line. Call with the key's lock held. Returns the executions it opened; adds to `waits`
+ * how long each was queued.
  */
-async function grantNext(tx: Queryable, key: AdmissionKey): Promise<string[]> {
+async function grantNext(tx: Queryable, key: AdmissionKey, waits: Waits): Promise<string[]> {
   const where = `workspace_id = $1 and workflow_id = $2 and ${keyClause(key.key, 3)}`;
   const params = keyParams(key);
   const [head] = await tx.query<{ concurrency_limit: number }>(
@@ -62,15 +64,16 @@ async function grantNext(tx: Queryable, key: AdmissionKey): Promise<string[]> {
   )) as [{ open: number }];
   const free = Math.min(head.concurrency_limit - open, MAX_GRANT);
   if (free <= 0) return [];
-  const rows = await tx.query<{ execution_id: string }>(
+  const rows = await tx.query<{ execution_id: string; waited: number }>(
     `update admissions set state = 'open', admitted_at = now()
      where execution_id in (
        select execution_id from admissions where ${where} and state = 'queued'
        order by priority desc, seq limit ${free}
      )
-     returning execution_id`,
+     returning execution_id, extract(epoch from admitted_at - enqueued_at)::float8 as waited`,
     params,
   );
+  for (const row of rows) waits.push(Number(row.waited));
   return rows.map((row) => row.execution_id);
 }
 
@@ -83,7 +86,7 @@ export async function acquireAdmission(
   db: Database,
   admission: NewAdmission,
 ): Promise<{ state: AdmissionState; granted: string[] }> {
-  return db.transaction(async (tx) => {
+  return grantingTransaction(db, 'concurrency', async (tx, waits) => {
     await lockKey(tx, admission);
     const [existing] = await tx.query<{ state: AdmissionState }>(
       'select state from admissions where execution_id = $1',
@@ -102,7 +105,7 @@ export async function acquireAdmission(
         admission.priority,
       ],
     );
-    const opened = await grantNext(tx, admission);
+    const opened = await grantNext(tx, admission, waits);
     const own = opened.includes(admission.execution_id);
     // This run learns it is open from this answer: no signal to send it.
     if (own)
@@ -132,22 +135,22 @@ async function keyOf(db: Queryable, executionId: string): Promise<AdmissionKey |
 export async function releaseAdmission(db: Database, executionId: string, seq?: string): Promise<string[]> {
   const key = await keyOf(db, executionId);
   if (!key) return [];
-  return db.transaction(async (tx) => {
+  return grantingTransaction(db, 'concurrency', async (tx, waits) => {
     await lockKey(tx, key);
     // With `seq`: only that row (the sweeper's check, which a retry's new row of the execution must survive).
     await tx.query(
       `delete from admissions where execution_id = $1${seq === undefined ? '' : ' and seq = $2'}`,
       seq === undefined ? [executionId] : [executionId, seq],
     );
-    return grantNext(tx, key);
+    return grantNext(tx, key, waits);
   });
 }
 
 /** Grants a key's free places (the sweeper: a limit raised, or a release that never ran). */
 export async function grantKey(db: Database, key: AdmissionKey): Promise<string[]> {
-  return db.transaction(async (tx) => {
+  return grantingTransaction(db, 'concurrency', async (tx, waits) => {
     await lockKey(tx, key);
-    return grantNext(tx, key);
+    return grantNext(tx, key, waits);
   });
 }
 

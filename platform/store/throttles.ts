@@ -8,6 +8,7 @@
  * Race safety as for concurrency (admissions.ts): every change to a key's rows runs in one transaction that
  * first takes the key's advisory lock, so processes never grant more starts than the window allows.
  */
+import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
 
 /** One throttle key of a workflow: `key` null when the definition has no key expression. */
@@ -41,9 +42,9 @@ async function lockKey(tx: Queryable, keyId: string): Promise<void> {
 /**
  * Grants the key's queued runs the starts its window has room for, best first, under the period and limit
  * of the run first in line; records their starts; and notes when the queue can go on if some must wait.
- * Call with the key's lock held. Returns the executions granted.
+ * Call with the key's lock held. Returns the executions granted; adds to `waits` how long each waited.
  */
-async function grantNext(tx: Queryable, keyId: string, workspaceId: string): Promise<string[]> {
+async function grantNext(tx: Queryable, keyId: string, workspaceId: string, waits: Waits): Promise<string[]> {
   const [head] = await tx.query<{ throttle_limit: number; period_ms: number }>(
     `select throttle_limit, period_ms from throttle_waits where key_id = $1 and state = 'queued'
      order by priority desc, seq limit 1`,
@@ -66,15 +67,16 @@ async function grantNext(tx: Queryable, keyId: string, workspaceId: string): Pro
   const free = Math.min(head.throttle_limit - started, MAX_GRANT);
   let granted: string[] = [];
   if (free > 0) {
-    const rows = await tx.query<{ execution_id: string }>(
+    const rows = await tx.query<{ execution_id: string; waited: number }>(
       `update throttle_waits set state = 'granted', granted_at = now()
        where execution_id in (
          select execution_id from throttle_waits where key_id = $1 and state = 'queued'
          order by priority desc, seq limit ${free}
        )
-       returning execution_id`,
+       returning execution_id, extract(epoch from granted_at - enqueued_at)::float8 as waited`,
       [keyId],
     );
+    for (const row of rows) waits.push(Number(row.waited));
     granted = rows.map((row) => row.execution_id);
     if (granted.length > 0)
       await tx.query(
@@ -112,7 +114,7 @@ export async function acquireThrottle(
   wait: NewThrottleWait,
 ): Promise<{ state: ThrottleState; granted: string[] }> {
   const keyId = throttleKeyId(wait);
-  return db.transaction(async (tx) => {
+  return grantingTransaction(db, 'throttle', async (tx, waits) => {
     await lockKey(tx, keyId);
     const [existing] = await tx.query<{ state: ThrottleState }>(
       'select state from throttle_waits where execution_id = $1',
@@ -134,7 +136,7 @@ export async function acquireThrottle(
         wait.priority,
       ],
     );
-    const opened = await grantNext(tx, keyId, wait.workspace_id);
+    const opened = await grantNext(tx, keyId, wait.workspace_id, waits);
     const own = opened.includes(wait.execution_id);
     // This run learns of its start from this answer: no signal to send it.
     if (own)
@@ -163,9 +165,9 @@ export async function dueThrottleKeys(
 
 /** Grants a key's window (the sweeper, once its `next_at` passed). */
 export async function grantThrottleKey(db: Database, keyId: string, workspaceId: string): Promise<string[]> {
-  return db.transaction(async (tx) => {
+  return grantingTransaction(db, 'throttle', async (tx, waits) => {
     await lockKey(tx, keyId);
-    return grantNext(tx, keyId, workspaceId);
+    return grantNext(tx, keyId, workspaceId, waits);
   });
 }
 

@@ -229,6 +229,19 @@ export const executionSchema = executionSummarySchema
       description:
         'A rerun started by a bulk operation (`action: rerun`): the execution whose input it ran again; null otherwise. Not in lists.',
     }),
+    queued_at: timestamp.nullable().meta({
+      description:
+        'Flow control (`concurrency`, `throttle`): when the execution was queued, waiting for its place or its start; null for an execution that never queued. Not in lists.',
+    }),
+    admitted_at: timestamp.nullable().meta({
+      description:
+        'When flow control admitted a queued execution (its first step could start then); null while it is queued, when it ended queued (canceled), or when it never queued. Not in lists.',
+    }),
+    queued_ms: z.number().int().min(0).nullable().meta({
+      description:
+        'How long the execution was queued: from `queued_at` to `admitted_at` (to its end, or to now, while it has none); null for an execution that never queued. Not in lists.',
+      example: 1240,
+    }),
     stalled: stalledSchema.nullable().meta({
       description:
         'Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists.',
@@ -301,6 +314,9 @@ export const executionSummaryExample = {
 export const executionExample = {
   ...executionSummaryExample,
   rerun_of: null,
+  queued_at: null,
+  admitted_at: null,
+  queued_ms: null,
   stalled: null,
   output: {
     decision: 'approved',

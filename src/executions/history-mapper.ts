@@ -50,6 +50,7 @@ import {
   type StepView,
 } from './views';
 import { closedFromOutsideError, closedStatusOfEvent, openStatus } from './status';
+import { QUEUED_ATTRIBUTE } from '../../core/search-attributes';
 import { stalledOf, type StalledSource } from './stalled';
 import { decodePayloads } from '../../platform/temporal/encryption-codec';
 import { failureMessage } from './failure-message';
@@ -265,6 +266,7 @@ export function readExecution(executionId: string, source: HistorySource): Execu
   // A run flow control held back (queued, or canceled while queued) reached no step: it shows none.
   const frame = { ...topListFrame(context), started: wasAdmitted(input, source.events) };
   const steps = mapList(input.workflow.definition.steps, frame, sources);
+  const queue = queueTimesOf(source.events);
   const view: ExecutionView = {
     execution_id: executionId,
     workflow: input.workflow.id,
@@ -277,6 +279,9 @@ export function readExecution(executionId: string, source: HistorySource): Execu
     finished_at: close ? close.at.toISOString() : null,
     duration_ms: durationMs(startedAt, close?.at, now),
     error: close?.error ?? null,
+    queued_at: queue.queuedAt?.toISOString() ?? null,
+    admitted_at: queue.admittedAt?.toISOString() ?? null,
+    queued_ms: queue.queuedAt ? durationMs(queue.queuedAt, queue.admittedAt ?? close?.at, now) : null,
     stalled: close ? null : stalledOf(source),
     output: close?.status === 'success' ? outputOf(close, steps) : null,
     steps: [triggerStep(input, startedAt, debounceEndOf(input, source.events)?.coalesced), ...steps],
@@ -630,6 +635,38 @@ function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
     else if (marker?.type === ACQUIRE_THROTTLE_ACTIVITY) started = true;
   }
   return placed && started;
+}
+
+/**
+ * When flow control queued the run and when it let it go (docs/flow-control.md#what-queued-means), from the
+ * history alone: the run queued when admission.ts set SwitchyardQueued true (its first upsert); it was
+ * admitted by the last gate event before the upsert that set it false: the `admitted` or
+ * `throttle_admitted` signal, or an acquire's answer (a run that took its place after a wait, then found
+ * its throttle's window open). Both null for a run that never queued (it has no such upsert); `admittedAt`
+ * null while it is queued, or when it ended queued (canceled).
+ */
+function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admittedAt: Date | null } {
+  let queuedAt: Date | null = null;
+  let admittedAt: Date | null = null;
+  let lastGate: Date | null = null;
+  for (const event of events) {
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    const type = signal === undefined ? localActivityResult(event)?.type : undefined;
+    if (
+      signal === ADMITTED_SIGNAL ||
+      signal === THROTTLE_ADMITTED_SIGNAL ||
+      type === ACQUIRE_ADMISSION_ACTIVITY ||
+      type === ACQUIRE_THROTTLE_ACTIVITY
+    )
+      lastGate = eventDate(event);
+    const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    const field = fields?.[QUEUED_ATTRIBUTE.name];
+    if (!field) continue;
+    const queued = defaultPayloadConverter.fromPayload<unknown>(field);
+    if (queued === true && !queuedAt) queuedAt = eventDate(event);
+    else if (queued === false && queuedAt && !admittedAt) admittedAt = lastGate ?? eventDate(event);
+  }
+  return { queuedAt, admittedAt };
 }
 
 /** A local activity's marker: its activity type and its result (the marker keeps no input). */

@@ -134,6 +134,14 @@ export interface StalledView {
 export interface ExecutionView extends ExecutionSummary {
   /** A rerun (docs/operations.md#bulk-operations): the execution whose input it ran again; null otherwise. */
   rerun_of: string | null;
+  /**
+   * Flow control (docs/flow-control.md#what-queued-means): when the run was queued, when it was admitted
+   * (null while queued, or when it ended queued), and how long it was queued (to now while it is); all
+   * null for a run that never queued.
+   */
+  queued_at: string | null;
+  admitted_at: string | null;
+  queued_ms: number | null;
   stalled: StalledView | null;
   /** When it succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
   output: unknown;

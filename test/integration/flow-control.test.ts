@@ -6,7 +6,6 @@
  */
 import { expect } from 'chai';
 import {
-  createWorkflow,
   definition,
   expectError,
   httpStep,
@@ -15,11 +14,13 @@ import {
   waitForExecution,
   type ExecutionBody,
 } from '../support/fixtures';
+import {
+  callingWorkflow as sharedCallingWorkflow,
+  holdNext as sharedHoldNext,
+} from '../support/flow-control';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { DB_KINDS, startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
-
-const NO_RETRY = { max_attempts: 1 };
 
 for (const db of DB_KINDS) {
   describe(`flow control (${db}) @integration`, function () {
@@ -35,34 +36,9 @@ for (const db of DB_KINDS) {
       await service?.stop();
     });
 
-    /** A workflow of one connector step that calls `<receiver>/<prefix>/<input.customer>`. */
-    async function callingWorkflow(prefix: string, extra: Record<string, unknown>): Promise<string> {
-      return createWorkflow(
-        service.api(),
-        definition(
-          [
-            httpStep(
-              'call',
-              {
-                method: 'POST',
-                url: `${receiver.url}/${prefix}/{{ input.customer }}`,
-                body: { n: '{{ input.n }}' },
-              },
-              { retry: NO_RETRY },
-            ),
-          ],
-          extra,
-        ),
-      );
-    }
-
-    /** Holds the next call to `path` until the returned function is called. */
-    function holdNext(path: string): () => void {
-      let release!: () => void;
-      const until = new Promise<void>((resolve) => (release = resolve));
-      receiver.replyOnceTo(path, { status: 200, body: { held: true }, until });
-      return release;
-    }
+    const callingWorkflow = (prefix: string, extra: Record<string, unknown>): Promise<string> =>
+      sharedCallingWorkflow(service.api(), receiver, prefix, extra);
+    const holdNext = (path: string): (() => void) => sharedHoldNext(receiver, path);
 
     const read = async (id: string): Promise<ExecutionBody> =>
       (await service.api().get(`/v1/executions/${id}`).expect(200)).body as ExecutionBody;

@@ -86,6 +86,10 @@ export interface ExecutionBody {
   finished_at: string | null;
   duration_ms: number;
   error: { step: string | null; code: string; message: string } | null;
+  /** Flow control: when it was queued and admitted, and for how long (null when it never queued). */
+  queued_at?: string | null;
+  admitted_at?: string | null;
+  queued_ms?: number | null;
   stalled: {
     reason: string;
     message: string;

@@ -2,7 +2,8 @@
  * A run's steps as a tree (docs/console.md#composition): every step a row on the run's time axis, and
  * under a container step its runs: a parallel step's branches side by side, a switch's chosen case, a
  * map's items and a loop's iterations as a list to page through (a map's with how many items have each
- * status, and a filter by status). A workflow step links to the run it started.
+ * status, and a filter by status). A workflow step links to the run it started. A run flow control held
+ * back has a first row of its own: the time it was queued.
  */
 import type { Execution, Step, StepRun, StepRunStatus } from '@switchyard/client/browser';
 import { createContext } from 'preact';
@@ -63,6 +64,7 @@ export function RunTree({ run }: { run: Execution }) {
           <span>Duration</span>
           <TimelineAxis window={tree.window} />
         </div>
+        {run.queued_at && <QueuedRow run={run} window={tree.window} now={now} />}
         <TreeContext.Provider value={tree}>
           {run.steps.map((step) => (
             <StepNode key={step.id} step={step} within="" />
@@ -70,6 +72,39 @@ export function RunTree({ run }: { run: Execution }) {
         </TreeContext.Provider>
       </div>
     </section>
+  );
+}
+
+/**
+ * The time flow control held the run back (docs/flow-control.md), on the steps' axis: from `queued_at` to
+ * `admitted_at`, or to the run's end or now while it has none.
+ */
+function QueuedRow({ run, window, now }: { run: Execution; window: TimelineWindow; now: number }) {
+  const admitted = run.admitted_at !== null;
+  const span = {
+    started_at: run.queued_at,
+    finished_at: run.admitted_at ?? run.finished_at,
+    duration_ms: run.queued_ms,
+    status: 'queued',
+  };
+  return (
+    <div class="step-row" role="listitem" data-testid="queued-row">
+      <div class="step-line">
+        <span class="step-name">
+          <span class="chevron" aria-hidden="true" />
+          Queued <span class="hint">flow control</span>
+        </span>
+        <StatusBadge status={admitted ? 'admitted' : 'queued'} />
+        <span class="attempts" aria-hidden="true">
+          –
+        </span>
+        <span class="duration">
+          <span class="sr-only">Queued for: </span>
+          {formatDuration(run.queued_ms)}
+        </span>
+        <TimelineBar step={span} window={window} now={now} />
+      </div>
+    </div>
   );
 }
 

@@ -1,7 +1,7 @@
 /**
  * One run: its header (and the run that started it), its error and where it happened, whether it is stuck
- * on a build, the actions the key may take, its output, and its steps as a tree on a timeline with their
- * input and output. Read again every second while it runs or waits.
+ * on a build, how long flow control queued it, the actions the key may take, its output, and its steps as a
+ * tree on a timeline with their input and output. Read again every second while it runs or waits.
  */
 import type { Execution, Step } from '@switchyard/client/browser';
 import { useState } from 'preact/hooks';
@@ -103,6 +103,20 @@ export function ExecutionPage({ id }: { id: string }) {
         <Fact term="Started">{formatTime(run.started_at)}</Fact>
         <Fact term="Finished">{formatTime(run.finished_at)}</Fact>
         <Fact term="Duration">{formatDuration(run.duration_ms)}</Fact>
+        {run.queued_ms !== null && (
+          <Fact term="Queued">
+            <span data-testid="run-queued">
+              {formatDuration(run.queued_ms)}
+              <span class="hint">
+                {run.admitted_at
+                  ? ` until admitted ${formatTime(run.admitted_at)}`
+                  : run.finished_at
+                    ? ' (it ended queued)'
+                    : ' so far (flow control holds it back)'}
+              </span>
+            </span>
+          </Fact>
+        )}
         {temporalUrl && (
           <Fact term="Temporal">
             <a href={temporalUrl} target="_blank" rel="noopener noreferrer">

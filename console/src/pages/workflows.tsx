@@ -1,7 +1,8 @@
 /**
  * Workflows: the list, and a definition page with its steps as a diagram, its versions (read any, compare
- * two; the 20 newest, and older ones on request), its schedule when it has a schedule trigger, and a form
- * generated from the version's `input_schema` that starts a run and opens it.
+ * two; the 20 newest, and older ones on request), its schedule when it has a schedule trigger, its queue
+ * when it has flow control, and a form generated from the version's `input_schema` that starts a run and
+ * opens it.
  */
 import {
   SwitchyardError,
@@ -19,6 +20,7 @@ import { DefinitionDiagram } from '../components/definition-diagram';
 import { Fact } from '../components/facts';
 import { ErrorNotice, ListStatus, Loading, NotLoaded } from '../components/feedback';
 import { JsonView } from '../components/json-view';
+import { QueuePanel } from '../components/queue-panel';
 import { SchedulePanel } from '../components/schedule-panel';
 import { SchemaForm } from '../components/schema-form';
 import { formatJson, formatTime } from '../format';
@@ -213,6 +215,10 @@ export function WorkflowPage({ id }: { id: string }) {
       {shown.version === shown.latest_version && shown.trigger?.type === 'schedule' && (
         <SchedulePanel workflowId={shown.id} />
       )}
+      <QueuePanel
+        workflowId={shown.id}
+        flowControl={shown.concurrency !== undefined || shown.throttle !== undefined}
+      />
       {canWrite && (
         <div class="panel" role="region" aria-labelledby="run-form-title">
           <h2 id="run-form-title">Start a run of version {shown.version}</h2>

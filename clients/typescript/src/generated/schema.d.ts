@@ -1887,6 +1887,15 @@ export interface components {
       error: components['schemas']['ExecutionErrorOutput'] | null;
       /** @description A rerun started by a bulk operation (`action: rerun`): the execution whose input it ran again; null otherwise. Not in lists. */
       rerun_of: string | null;
+      /** @description Flow control (`concurrency`, `throttle`): when the execution was queued, waiting for its place or its start; null for an execution that never queued. Not in lists. */
+      queued_at: string | null;
+      /** @description When flow control admitted a queued execution (its first step could start then); null while it is queued, when it ended queued (canceled), or when it never queued. Not in lists. */
+      admitted_at: string | null;
+      /**
+       * @description How long the execution was queued: from `queued_at` to `admitted_at` (to its end, or to now, while it has none); null for an execution that never queued. Not in lists.
+       * @example 1240
+       */
+      queued_ms: number | null;
       /** @description Set while the workflow task of an open execution keeps failing (see Stalled); null otherwise. Not in lists. */
       stalled: components['schemas']['Stalled'] | null;
       /** @description When the execution succeeded: the definition's `output`, or the output of the last step that ran; null otherwise. */
@@ -8101,6 +8110,9 @@ export interface operations {
            *       "duration_ms": 1964412,
            *       "error": null,
            *       "rerun_of": null,
+           *       "queued_at": null,
+           *       "admitted_at": null,
+           *       "queued_ms": null,
            *       "stalled": null,
            *       "output": {
            *         "decision": "approved",
