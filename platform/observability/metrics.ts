@@ -142,7 +142,7 @@ class ServiceMetrics {
       });
     queueGauge(
       'switchyard_flow_control_queued_executions',
-      'Executions queued by flow control (either gate), per workflow: the busiest MAX_WORKFLOW_LABELS, the ' +
+      'Executions queued by flow control (at a gate or waiting for a debounce), per workflow: the busiest MAX_WORKFLOW_LABELS, the ' +
         'rest as workspace and workflow _other. Read from the database: every API process reports the same.',
       (row) => row.queued,
     );

@@ -1,9 +1,9 @@
 /**
  * What flow control holds, per workflow, for the queue gauges of `/metrics` (docs/operations.md#metrics):
- * the runs queued at either gate and the places open under `concurrency`, counted as the queue endpoint
- * counts them (src/flow-control/queue.ts), for every workflow at once. Read from the tables rather than
- * counted in the process, so that every process reports the same numbers whichever process admitted the
- * runs.
+ * the runs queued at either gate or waiting for their debounce, and the places open under `concurrency`,
+ * counted as the queue endpoint counts them (src/flow-control/queue.ts), for every workflow at once. Read
+ * from the tables rather than counted in the process, so that every process reports the same numbers
+ * whichever process admitted the runs.
  */
 import type { Queryable } from './db';
 
@@ -30,6 +30,9 @@ export async function queueTotalsByWorkflow(db: Queryable, top: number): Promise
        union all
        select workspace_id, workflow_id, count(*) as queued, 0 as open
          from throttle_waits where state = 'queued' group by workspace_id, workflow_id
+       union all
+       select workspace_id, workflow_id, count(*) as queued, 0 as open
+         from debounces where state = 'waiting' group by workspace_id, workflow_id
      ), per_workflow as (
        select workspace_id, workflow_id, sum(queued) as queued, sum(open) as open
          from counts group by workspace_id, workflow_id

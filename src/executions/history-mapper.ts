@@ -639,11 +639,12 @@ function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
 
 /**
  * When flow control queued the run and when it let it go (docs/flow-control.md#what-queued-means), from the
- * history alone: the run queued when admission.ts set SwitchyardQueued true (its first upsert); it was
- * admitted by the last gate event before the upsert that set it false: the `admitted` or
- * `throttle_admitted` signal, or an acquire's answer (a run that took its place after a wait, then found
- * its throttle's window open). Both null for a run that never queued (it has no such upsert); `admittedAt`
- * null while it is queued, or when it ended queued (canceled).
+ * history alone. The run queued when SwitchyardQueued became true: in its start's search attributes (a
+ * debounced run, queued from its first moment) or at its first upsert (admission.ts, held at a gate). It
+ * was admitted by the last gate event before the upsert that set it false: the end of its debounce wait
+ * (`end_debounce`), the `admitted` or `throttle_admitted` signal, or an acquire's answer (a run that took
+ * its place after a wait, then found its throttle's window open). Both null for a run that never queued;
+ * `admittedAt` null while it is queued, or when it ended queued (canceled).
  */
 function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admittedAt: Date | null } {
   let queuedAt: Date | null = null;
@@ -655,12 +656,15 @@ function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admitted
     if (
       signal === ADMITTED_SIGNAL ||
       signal === THROTTLE_ADMITTED_SIGNAL ||
+      type === END_DEBOUNCE_ACTIVITY ||
       type === ACQUIRE_ADMISSION_ACTIVITY ||
       type === ACQUIRE_THROTTLE_ACTIVITY
     )
       lastGate = eventDate(event);
-    const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
-    const field = fields?.[QUEUED_ATTRIBUTE.name];
+    const attributes =
+      event.workflowExecutionStartedEventAttributes?.searchAttributes ??
+      event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes;
+    const field = attributes?.indexedFields?.[QUEUED_ATTRIBUTE.name];
     if (!field) continue;
     const queued = defaultPayloadConverter.fromPayload<unknown>(field);
     if (queued === true && !queuedAt) queuedAt = eventDate(event);

@@ -1,8 +1,8 @@
 /**
  * A run's queued time as `GET /v1/executions/{id}` reads it from history (src/executions/history-mapper.ts,
  * docs/flow-control.md#watching-the-queue), over recorded runs of the replay corpus: queued at its
- * concurrency gate and admitted by the `admitted` signal, canceled while queued, and held by its throttle
- * after taking its place at once.
+ * concurrency gate and admitted by the `admitted` signal, canceled while queued, held by its throttle after
+ * taking its place at once, and debounced (queued from its start until its key was quiet).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,6 +31,8 @@ function timeOf(events: HistoryEvent[], type: temporal.api.enums.v1.EventType, n
 }
 
 const UPSERT = EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES;
+const STARTED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED;
+const MARKER = EventType.EVENT_TYPE_MARKER_RECORDED;
 const SIGNALED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 
 describe('queued time read from history', () => {
@@ -58,6 +60,31 @@ describe('queued time read from history', () => {
     expect(view.queued_at).to.equal(timeOf(events, UPSERT));
     expect(view.admitted_at).to.equal(timeOf(events, SIGNALED));
     expect(view.queued_ms).to.be.greaterThan(1000);
+  });
+
+  it('a debounced run: queued from its start, admitted when its last `end_debounce` answered', () => {
+    const events = recorded('execution-debounce-coalesced');
+    const view = mapExecution('ex_debounced', { events });
+    expect(view.status).to.equal('success');
+    expect(view.queued_at).to.equal(timeOf(events, STARTED));
+    // Two end_debounce markers: the first said to wait on, the second started the run.
+    expect(view.admitted_at).to.equal(timeOf(events, MARKER, 2));
+    expect(view.queued_ms).to.be.greaterThan(1000);
+  });
+
+  it('a debounced run behind a concurrency gate: admitted by its acquire after the debounce', () => {
+    const events = recorded('execution-debounce-concurrency-failed');
+    const view = mapExecution('ex_debounced_gated', { events });
+    expect(view.queued_at).to.equal(timeOf(events, STARTED));
+    expect(view.admitted_at).to.equal(timeOf(events, MARKER, 2));
+  });
+
+  it('a debounced run canceled while it waited: queued until its end', () => {
+    const events = recorded('execution-debounce-canceled');
+    const view = mapExecution('ex_debounced_canceled', { events });
+    expect(view.status).to.equal('canceled');
+    expect(view.queued_at).to.equal(timeOf(events, STARTED));
+    expect(view.admitted_at).to.equal(null);
   });
 
   it('a run that never queued: none, while still open too', () => {

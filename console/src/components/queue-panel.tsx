@@ -16,8 +16,8 @@ import { LiveToggle } from './live-toggle';
 const REFRESH_MS = 3000;
 
 /**
- * Shown for a definition with `concurrency` or `throttle`, and for any workflow whose queue holds runs (runs
- * of another version that has them): a workflow without flow control would only show zeros.
+ * Shown for a definition with `concurrency`, `throttle` or `debounce`, and for any workflow whose queue holds
+ * runs (runs of another version that has them): a workflow without flow control would only show zeros.
  */
 export function QueuePanel({ workflowId, flowControl }: { workflowId: string; flowControl: boolean }) {
   const queue = useAsync(() => api.workflows.queue(workflowId), [workflowId]);

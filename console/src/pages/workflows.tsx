@@ -217,7 +217,9 @@ export function WorkflowPage({ id }: { id: string }) {
       )}
       <QueuePanel
         workflowId={shown.id}
-        flowControl={shown.concurrency !== undefined || shown.throttle !== undefined}
+        flowControl={
+          shown.concurrency !== undefined || shown.throttle !== undefined || shown.debounce !== undefined
+        }
       />
       {canWrite && (
         <div class="panel" role="region" aria-labelledby="run-form-title">
