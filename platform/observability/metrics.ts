@@ -26,9 +26,6 @@ export interface QueueTotals {
   open: number;
 }
 
-/** How long one read of the queue totals serves scrapes: both gauges of one scrape share it. */
-const QUEUE_READ_REUSE_MS = 1000;
-
 export interface PoolStats {
   total: number;
   idle: number;
@@ -40,7 +37,8 @@ class ServiceMetrics {
   private readonly pools = new Set<() => PoolStats>();
   /** Sources of the queue gauges, the latest last (one per API runtime; tests start several). */
   private readonly queueSources: ((top: number) => Promise<QueueTotals[]>)[] = [];
-  private queueRead: { at: number; rows: Promise<QueueTotals[]> } | undefined;
+  /** The read of the queue totals in flight: both gauges of one scrape share it, the next scrape reads anew. */
+  private queueRead: Promise<QueueTotals[]> | undefined;
 
   readonly httpRequests = new client.Histogram({
     name: 'switchyard_http_request_duration_seconds',
@@ -209,12 +207,15 @@ class ServiceMetrics {
   private queueTotals(): Promise<QueueTotals[]> {
     const source = this.queueSources.at(-1);
     if (!source) return Promise.resolve([]);
-    if (!this.queueRead || Date.now() - this.queueRead.at > QUEUE_READ_REUSE_MS)
-      this.queueRead = {
-        at: Date.now(),
-        rows: source(MAX_WORKFLOW_LABELS).catch(() => []),
-      };
-    return this.queueRead.rows;
+    if (!this.queueRead) {
+      const read = source(MAX_WORKFLOW_LABELS)
+        .catch(() => [])
+        .finally(() => {
+          if (this.queueRead === read) this.queueRead = undefined;
+        });
+      this.queueRead = read;
+    }
+    return this.queueRead;
   }
 
   /** A PostgreSQL pool whose connections the gauge reports; the returned function stops that. */

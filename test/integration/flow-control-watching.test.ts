@@ -1,6 +1,6 @@
 /**
  * Watching flow control's queue (docs/flow-control.md#watching-the-queue): a read of an execution shows
- * when it was queued and admitted (from its history), and `/metrics` has the queue gauges (read from the
+ * when it was queued and admitted (from its history; at a gate or debounced), and `/metrics` has the queue gauges (read from the
  * tables) and the admission wait histogram (observed once per grant). On embedded PGlite and on the
  * PostgreSQL server (TEST_DATABASE_URL).
  */
@@ -134,6 +134,17 @@ for (const db of DB_KINDS) {
       expect(
         sampleOf(after, wait, { gate: 'throttle' }) - sampleOf(before, wait, { gate: 'throttle' }),
       ).to.equal(2);
+    });
+
+    it('reads the queued time of a debounced run: from its start to the end of its quiet time', async () => {
+      const prefix = uniqueId('debounced-time');
+      const workflowId = await callingWorkflow(prefix, { debounce: { period: '1s' } });
+      const id = await trigger(service.api(), workflowId, { customer: 'a' });
+      const done = await waitForExecution(service.api(), id, undefined, 60_000);
+      expect(done.status).to.equal('success');
+      expect(done.queued_at, 'queued from its start').to.equal(done.started_at);
+      expect(done.admitted_at).to.be.a('string');
+      expect(done.queued_ms).to.be.at.least(1000);
     });
 
     it('keeps the queued time of a run canceled while queued, with no admission', async () => {

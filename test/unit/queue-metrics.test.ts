@@ -74,6 +74,9 @@ describe('flow control: the queue metrics', function () {
       expect(sampleOf(families, queued, { workspace: 'ws', workflow: 'slow' })).to.equal(2);
       expect(sampleOf(families, open, { workspace: 'ws2', workflow: 'calm' })).to.equal(1);
       expect(sampleOf(families, queued)).to.equal(6);
+      // The next scrape reads again, however soon: no earlier read is served.
+      await admit('ws', 'busy', 'busy-4');
+      expect(sampleOf(await scrape(), queued, { workspace: 'ws', workflow: 'busy' })).to.equal(4);
     } finally {
       untrack();
     }
