@@ -6,7 +6,7 @@
  * back has a first row of its own: the time it was queued.
  */
 import type { Execution, Step, StepRun, StepRunStatus } from '@switchyard/client/browser';
-import { createContext } from 'preact';
+import { createContext, Fragment } from 'preact';
 import { useContext, useState } from 'preact/hooks';
 import { Link } from 'wouter-preact';
 import { childExecutionOf, CONTAINER_KINDS, pathKeys, runLabel, stepKey } from '../composition';
@@ -64,10 +64,15 @@ export function RunTree({ run }: { run: Execution }) {
           <span>Duration</span>
           <TimelineAxis window={tree.window} />
         </div>
-        {run.queued_at && <QueuedRow run={run} window={tree.window} now={now} />}
         <TreeContext.Provider value={tree}>
           {run.steps.map((step) => (
-            <StepNode key={step.id} step={step} within="" />
+            <Fragment key={step.id}>
+              <StepNode step={step} within="" />
+              {/* In time's order: the run was triggered, then queued, then its steps ran. */}
+              {step.kind === 'trigger' && run.queued_at && (
+                <QueuedRow run={run} window={tree.window} now={now} />
+              )}
+            </Fragment>
           ))}
         </TreeContext.Provider>
       </div>
@@ -90,8 +95,7 @@ function QueuedRow({ run, window, now }: { run: Execution; window: TimelineWindo
   return (
     <div class="step-row" role="listitem" data-testid="queued-row">
       <div class="step-line">
-        <span class="step-name">
-          <span class="chevron" aria-hidden="true" />
+        <span class="step-name queued-name">
           Queued <span class="hint">flow control</span>
         </span>
         <StatusBadge status={admitted ? 'admitted' : 'queued'} />
