@@ -15,6 +15,7 @@ import {
   trigger,
   uniqueId,
   waitForExecution,
+  type ExecutionBody,
 } from '../support/fixtures';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { DB_KINDS, startTestService, type ApiClient, type TestService } from '../support/stack';
@@ -92,6 +93,12 @@ for (const db of DB_KINDS) {
           timeoutMs: 30_000,
         });
         const queued = await listed(api, workflowId, 'queued');
+        const view = (await api.get(`/v1/executions/${queued[0]}`).expect(200)).body as ExecutionBody;
+        expect(view.status).to.equal('queued');
+        expect(
+          view.steps.map((step) => step.id),
+          'a queued run shows no step',
+        ).to.deep.equal(['trigger']);
         const workspace = (await api.get('/v1/workspace').expect(200)).body;
         expect(workspace.limits.open_executions).to.equal(3);
         expect(workspace.usage.open_executions, 'queued runs are not open').to.equal(3);
