@@ -8,9 +8,10 @@
  * or API processes never both see a free place and take it. Each statement after the lock sees every commit
  * made under it before (PostgreSQL takes a new snapshot per statement at read committed).
  *
- * Cost: a run admitted at once is one transaction of two statements (the lock; one insert that decides its
- * state from the workspace's open count), and its release one more of two (the lock; one delete that grants
- * the freed place to the first queued row, if any).
+ * Cost: a run admitted at once is one statement (one round trip: migration 016's `workspace_admission_acquire`,
+ * which takes the lock and inserts the row open), and its release one more (`workspace_admission_release`:
+ * the lock, the delete, and a grant only when runs are queued). A volatile PL/pgSQL function takes a new
+ * snapshot for each query after the lock, so it is as race-safe as a transaction of several statements.
  */
 import type { LimitValue } from '../../core/workspace-limits';
 import type { Database, Queryable } from './db';
@@ -73,31 +74,16 @@ export async function acquireWorkspacePlace(
 ): Promise<{ state: WorkspaceAdmissionState; granted: string[] }> {
   const { limit } = admission;
   checkLimit(limit);
+  // One statement: under the workspace's lock, the existing row, or a new one that the workspace's queue and
+  // open count make open or queued (migration 016's function).
+  const [row] = (await db.query<{ state: WorkspaceAdmissionState; created: boolean }>(
+    'select state, created from workspace_admission_acquire($1, $2, $3, $4)',
+    [admission.execution_id, admission.workspace_id, admission.priority, limit],
+  )) as [{ state: WorkspaceAdmissionState; created: boolean }];
+  if (row.state === 'open' || !row.created) return { state: row.state, granted: [] };
+  // Queued behind others, or the workspace full: the free places (if any) go to the best rows, maybe this one.
   return db.transaction(async (tx) => {
     await lockWorkspace(tx, admission.workspace_id);
-    // One statement: the existing row, or a new one whose state the workspace's queue and open count decide.
-    const opens =
-      limit === null
-        ? 'true'
-        : `not exists (select 1 from workspace_admissions where workspace_id = $2 and state = 'queued')
-           and (select count(*) from workspace_admissions where workspace_id = $2 and state = 'open') < ${limit}`;
-    const [row] = (await tx.query<{ state: WorkspaceAdmissionState; created: boolean }>(
-      `with existing as (
-         select state from workspace_admissions where execution_id = $1
-       ), decided as (
-         select case when ${opens} then 'open' else 'queued' end as state
-       ), created as (
-         insert into workspace_admissions (execution_id, workspace_id, priority, state, admitted_at, signaled_at)
-         select $1::text, $2::text, $3::int, state, case when state = 'open' then now() end, case when state = 'open' then now() end
-         from decided where not exists (select 1 from existing)
-         returning state
-       )
-       select state, true as created from created
-       union all select state, false as created from existing`,
-      [admission.execution_id, admission.workspace_id, admission.priority],
-    )) as [{ state: WorkspaceAdmissionState; created: boolean }];
-    if (row.state === 'open' || !row.created) return { state: row.state, granted: [] };
-    // Queued behind others, or the workspace full: the free places (if any) go to the best rows, maybe this one.
     const opened = await grantNext(tx, admission.workspace_id, limit);
     const own = opened.includes(admission.execution_id);
     // This run learns it is open from this answer: no signal to send it.
@@ -121,32 +107,12 @@ export async function releaseWorkspacePlace(
   db: Database,
   release: { execution_id: string; workspace_id: string; limit: LimitValue; seq?: string },
 ): Promise<string[]> {
-  const { limit } = release;
-  checkLimit(limit);
-  return db.transaction(async (tx) => {
-    await lockWorkspace(tx, release.workspace_id);
-    // The statement's reads do not see its own delete: the open count takes the deleted open row off.
-    const open = `(select count(*) from workspace_admissions where workspace_id = $2 and state = 'open')
-                  - (select count(*) from gone where state = 'open')`;
-    const rows = await tx.query<{ execution_id: string }>(
-      `with gone as (
-         delete from workspace_admissions
-         where execution_id = $1 and workspace_id = $2${release.seq === undefined ? '' : ' and seq = $3'}
-         returning state
-       )
-       update workspace_admissions set state = 'open', admitted_at = now()
-       where execution_id in (
-         select execution_id from workspace_admissions
-         where workspace_id = $2 and state = 'queued' and execution_id <> $1
-         order by priority desc, seq limit ${freePlaces(limit, open)}
-       )
-       returning execution_id`,
-      release.seq === undefined
-        ? [release.execution_id, release.workspace_id]
-        : [release.execution_id, release.workspace_id, release.seq],
-    );
-    return rows.map((row) => row.execution_id);
-  });
+  checkLimit(release.limit);
+  const rows = await db.query<{ execution_id: string }>(
+    'select workspace_admission_release as execution_id from workspace_admission_release($1, $2, $3, $4)',
+    [release.execution_id, release.workspace_id, release.limit, release.seq ?? null],
+  );
+  return rows.map((row) => row.execution_id);
 }
 
 /** The workspace of an execution's row, or undefined when it has none. */
