@@ -146,9 +146,10 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
-    path: '/(concurrency/key|throttle/key|priority)',
+    path: '/(concurrency/key|throttle/key|debounce/key|priority)',
     message: 'expression does not parse: .*',
-    description: "Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.",
+    description:
+      "Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` is not valid JSONata.",
   },
   {
     code: 'invalid_definition',
@@ -158,10 +159,22 @@ export const DEFINITION_ERRORS: SemanticError[] = [
   },
   {
     code: 'invalid_definition',
-    path: '/(concurrency/key|throttle/key|priority)',
+    path: '/debounce/period',
+    message: 'must be at least 1s',
+    description: "A debounce's `period` shorter than one second.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/debounce/max_wait',
+    message: 'must be at least the period \\(.*\\)',
+    description: "A debounce's `max_wait` shorter than its `period`.",
+  },
+  {
+    code: 'invalid_definition',
+    path: '/(concurrency/key|throttle/key|debounce/key|priority)',
     message: 'expression reads .*; it is evaluated before any step and sees only input',
     description:
-      "Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.",
+      "Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.",
   },
   {
     code: 'invalid_definition',
@@ -185,7 +198,8 @@ export const TRIGGER_INPUT: SemanticError = {
   code: 'invalid_input',
   path: '(/.*)?',
   message: '.*',
-  description: "The input does not satisfy the workflow's `input_schema`.",
+  description:
+    "The input does not satisfy the workflow's `input_schema`, or the definition's `debounce.key` fails on it.",
 };
 
 /** A retry's new input, checked against the workflow's input_schema. */

@@ -3858,9 +3858,11 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
-       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` is not valid JSONata.
        *     - `invalid_definition`: A throttle's `period` shorter than one second.
-       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
+       *     - `invalid_definition`: A debounce's `period` shorter than one second.
+       *     - `invalid_definition`: A debounce's `max_wait` shorter than its `period`.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -4701,9 +4703,11 @@ export interface operations {
        *     - `invalid_definition`: The schedule's `input` does not satisfy the definition's `input_schema`.
        *     - `invalid_definition`: The schedule's `cron` is not a cron expression the scheduler accepts.
        *     - `invalid_definition`: An event trigger's `if` is not valid JSONata (or holds a regular expression RE2 cannot run).
-       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` is not valid JSONata.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` is not valid JSONata.
        *     - `invalid_definition`: A throttle's `period` shorter than one second.
-       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
+       *     - `invalid_definition`: A debounce's `period` shorter than one second.
+       *     - `invalid_definition`: A debounce's `max_wait` shorter than its `period`.
+       *     - `invalid_definition`: Flow control's `concurrency.key`, `throttle.key`, `debounce.key` or `priority` reads steps, secrets or the execution: it is evaluated before any step, over the input only.
        *     - `invalid_definition`: More steps than the workspace's `steps_per_definition` limit, nested steps and containers included (200 by default).
        *     - `invalid_definition`: More than 500 steps, nested steps and containers included, whatever the workspace allows.
        *     - `invalid_request`: A string the service would store contains U+0000, which PostgreSQL cannot store.
@@ -6049,7 +6053,7 @@ export interface operations {
       };
       /**
        * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
-       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`, or the definition's `debounce.key` fails on it.
        */
       400: {
         headers: {
@@ -14460,7 +14464,7 @@ export interface operations {
       };
       /**
        * @description Invalid request, input or definition. Also answered to a request the schemas allow, when:
-       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`.
+       *     - `invalid_input`: The input does not satisfy the workflow's `input_schema`, or the definition's `debounce.key` fails on it.
        */
       400: {
         headers: {
