@@ -19,7 +19,6 @@ import {
   type LimitValue,
   type WorkspaceLimits,
 } from '../../core/workspace-limits';
-import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
 
 /** One change an operator makes to a limit: a maximum, null (unlimited), or back to the default. */
@@ -67,7 +66,7 @@ export async function effectiveLimit(
 
 /**
  * Applies an operator's changes in one statement (all or nothing): a maximum or null (unlimited) is stored;
- * 'default' removes the override. Processes that cache the limits (cached-reads.ts) hear of it.
+ * 'default' removes the override.
  */
 export async function setLimitOverrides(
   db: Queryable,
@@ -92,7 +91,6 @@ export async function setLimitOverrides(
       entries.map(([, setting]) => setting === 'default'),
     ],
   );
-  await announceChange(db, 'limits');
 }
 
 /** How each counted limit counts: what exists in the workspace (API keys: the active ones). */
