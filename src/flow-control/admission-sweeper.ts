@@ -22,7 +22,7 @@ import {
   unsignaledAdmissions,
 } from '../../platform/store/admissions';
 import { signalAdmitted } from '../../platform/temporal/admission-signals';
-import { callTemporal, isWorkflowNotFound } from '../../platform/temporal/errors';
+import { isWorkflowRunning } from '../../platform/temporal/run-open';
 import type { Services } from '../services';
 import { Sweeper } from '../background/sweeper';
 
@@ -86,21 +86,11 @@ export class AdmissionSweeper extends Sweeper {
   /** Rows whose run is gone or closed are released (what their run could not do). */
   private async checkRuns(): Promise<void> {
     const { db } = this.services;
-    const { client, connection } = this.services.temporal;
+    const { client } = this.services.temporal;
     const rows = await takeRowsToCheck(db, this.options.checkEveryMs, this.options.checkBatch);
     for (const row of rows) {
       if (this.stopped) return;
-      let open: boolean;
-      try {
-        const description = await callTemporal(connection, () =>
-          client.workflow.getHandle(row.execution_id).describe(),
-        );
-        open = description.status.name === 'RUNNING';
-      } catch (error) {
-        if (!isWorkflowNotFound(error)) throw error;
-        open = false;
-      }
-      if (open) continue;
+      if (await isWorkflowRunning(this.services.temporal, row.execution_id)) continue;
       this.logger.info(
         { executionId: row.execution_id },
         'Released the place of a run that closed without releasing it',
