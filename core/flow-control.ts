@@ -10,6 +10,9 @@ export const ADMITTED_SIGNAL = 'admitted';
 /** Signal a run held back by its definition's `throttle` waits for: its start was granted. */
 export const THROTTLE_ADMITTED_SIGNAL = 'throttle_admitted';
 
+/** Signal a run held back by its workspace's cap on open executions waits for: its place was granted. */
+export const WORKSPACE_ADMITTED_SIGNAL = 'workspace_admitted';
+
 /** A throttle's `limit`: starts of one key in any window of `period`, at most. */
 export const MAX_THROTTLE_LIMIT = 10_000;
 /** A throttle's `period`: from one second to one day. */
@@ -76,9 +79,29 @@ export interface ThrottleRequest {
   input: unknown;
 }
 
+/** Input of the `acquire_workspace_place` local activity: a top-level run asks for a place in its workspace. */
+export interface WorkspacePlaceRequest {
+  workspace_id: string;
+  execution_id: string;
+  /** The priority expression; absent: 0. */
+  priority?: string;
+  /** What the priority sees (only sent with `priority`). */
+  input?: unknown;
+}
+
+/**
+ * The place a run got in its workspace: `open`, `queued` (it waits for the `workspace_admitted` signal), or
+ * `unlimited` (the workspace has no cap: no row, nothing to give back); or the priority's evaluation error.
+ */
+export type WorkspacePlaceResult = { state: 'open' | 'queued' | 'unlimited' } | { error: ExecutionError };
+
 /** Input of the `release_admission` local activity: the run ends, whatever way. */
 export interface ReleaseRequest {
   execution_id: string;
+  /** false: the run passed no gate of its definition's (`concurrency`, `throttle`); absent: it did. */
+  keys?: boolean;
+  /** The run's workspace, when it holds (or asked for) a place under the workspace's cap. */
+  workspace_id?: string;
 }
 
 /** GET /v1/workflows/{id}/queue (docs/flow-control.md#the-queue). */

@@ -19,6 +19,7 @@ import {
   setLimitOverrides,
   type LimitSetting,
 } from '../platform/store/workspace-limits';
+import { workspaceAdmissionCounts } from '../platform/store/workspace-admissions';
 import { createWorkspace, getWorkspace, listWorkspaces, type Workspace } from '../platform/store/workspaces';
 import { newWorkspaceId } from '../platform/ids';
 import { LIMIT_NAMES, type LimitName } from '../core/workspace-limits';
@@ -118,13 +119,18 @@ async function limitsReport(db: Queryable, workspace: Workspace, config: Config)
   const overrides = await readLimitOverrides(db, workspace.id);
   const counted = await countedUsage(db, workspace.id);
   const ai = await aiTokensToday(db, workspace.id);
+  const cap = overrides.has('open_executions')
+    ? overrides.get('open_executions')
+    : config.workspaceLimits.open_executions;
+  const openUnderCap = cap === null ? undefined : (await workspaceAdmissionCounts(db, workspace.id)).open;
   const usage: Record<LimitName, string> = {
     workflows: String(counted.workflows),
     secrets: String(counted.secrets),
     webhook_endpoints: String(counted.webhook_endpoints),
     api_keys: String(counted.api_keys),
-    // Counted by Temporal, which this command does not reach.
-    open_executions: '(GET /v1/workspace)',
+    // Under a cap, the places it holds (the database's); without one, counted by Temporal, which this
+    // command does not reach.
+    open_executions: openUnderCap === undefined ? '(GET /v1/workspace)' : String(openUnderCap),
     steps_per_definition: '-',
     ai_tokens_per_day: `${ai.tokens} today`,
   };

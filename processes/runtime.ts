@@ -207,6 +207,7 @@ export async function startRuntime({
           bodyIdleTimeoutMs: config.connector.bodyIdleTimeoutMs,
           ai: config.ai,
           aiTokensPerDay: config.workspaceLimits.ai_tokens_per_day,
+          openExecutionsPerWorkspace: config.workspaceLimits.open_executions,
           webhookRetryScheduleMs: config.webhookRetryScheduleMs,
           deliveryLogRetentionDays: config.deliveryLogRetentionDays,
           executionRetentionDays: config.temporal.retentionDays,

@@ -42,6 +42,7 @@ import {
   type TestService,
 } from '../test/support/stack';
 import { waitFor } from '../test/support/wait';
+import { setLimitOverrides } from '../platform/store/workspace-limits';
 import { FakeAiProvider } from './fake-ai-provider';
 
 const HISTORIES = path.join(projectRoot, 'test', 'replay', 'histories');
@@ -91,6 +92,7 @@ const GROUPS: Group[] = [
   { name: 'flow-control', record: recordFlowControl },
   { name: 'throttle', record: recordThrottle },
   { name: 'debounce', record: recordDebounce },
+  { name: 'workspace-cap', record: recordWorkspaceCap },
 ];
 
 const NO_RETRY = { max_attempts: 1 };
@@ -1066,6 +1068,61 @@ async function recordDebounce(stack: Stack): Promise<Recorded[]> {
       stack,
       'execution-debounce-canceled',
       'a debounced run canceled while it waits for its period: the timer canceled, `execution.canceled`, `close_debounce` in a non-cancellable scope, no step',
+      canceled,
+    ),
+  ];
+}
+
+/**
+ * The workspace's cap on open executions (docs/flow-control.md#workspace-cap): in a workspace of its own whose
+ * cap an operator set to 1, a plain workflow's run held by the receiver keeps the place; the next run queues
+ * on the cap, and one more is canceled while queued.
+ */
+async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
+  const url = stack.receiver.url;
+  const { workspaceId, key } = await stack.service.newWorkspace(['admin']);
+  await setLimitOverrides(stack.service.runtime.services.db, workspaceId, new Map([['open_executions', 1]]));
+  const api = stack.service.api(key);
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  stack.receiver.replyOnceTo('/cap/blocker', { status: 200, body: { held: true }, until });
+  const workflowId = await createWorkflow(
+    api,
+    definition([
+      httpStep('call', { method: 'POST', url: `${url}/cap/{{ input.who }}` }, { retry: NO_RETRY }),
+    ]),
+  );
+  const queued = (e: ExecutionBody) => e.status === 'queued';
+  const blocker = await trigger(api, workflowId, { who: 'blocker' });
+  await waitFor(async () => stack.receiver.requestsTo('/cap/blocker').length === 1, {
+    what: 'the blocker to call the receiver',
+  });
+  const admitted = await trigger(api, workflowId, { who: 'admitted' });
+  await waitForExecution(api, admitted, queued);
+  const canceled = await trigger(api, workflowId, { who: 'canceled' });
+  await waitForExecution(api, canceled, queued);
+  await post(api, `/v1/executions/${canceled}/cancel`, 202);
+  await expectEnd(stack, canceled, 'canceled', { api });
+  release();
+  await expectEnd(stack, blocker, 'success', { api });
+  await expectEnd(stack, admitted, 'success', { api });
+  return [
+    await captureExecution(
+      stack,
+      'execution-workspace-cap-open',
+      'a plain workflow in a workspace with a cap of 1, the first run: the `workspace-cap` patch marker, `acquire_workspace_place` open, the connector step held by the receiver, `release_admission` with the workspace',
+      blocker,
+    ),
+    await captureExecution(
+      stack,
+      'execution-workspace-cap-queued',
+      'the next run of that workspace: `acquire_workspace_place` queued, SwitchyardQueued true, the `workspace_admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      admitted,
+    ),
+    await captureExecution(
+      stack,
+      'execution-workspace-cap-canceled-queued',
+      'a run queued on the workspace cap, canceled while queued: `execution.canceled`, `release_admission` in a non-cancellable scope, no step',
       canceled,
     ),
   ];

@@ -1,7 +1,8 @@
 /**
  * The reads every trigger and every run makes, cached per process and emptied by change notices
  * (changes.ts): a workflow's version (the latest, or a given one), the hook secrets of a workflow id,
- * the workflows an event name triggers, a workspace's subscribed event kinds. A trigger through the signed
+ * the workflows an event name triggers, a workspace's subscribed event kinds, a workspace's limit overrides
+ * (which every run's workspace cap reads: workspace-admissions.ts). A trigger through the signed
  * hook reads nothing else from the database. Cached records are shared: callers must not change them.
  */
 import type { EventKind } from '../../core/event-types';
@@ -10,12 +11,15 @@ import { ReadCache, type ChangeFeed } from './changes';
 import type { Queryable } from './db';
 import { subscribedEventKinds } from './webhooks';
 import { getWorkflowVersion, workflowsTriggeredBy, type WorkflowVersionRecord } from './workflows';
+import { readLimitOverrides } from './workspace-limits';
+import type { LimitName, LimitValue } from '../../core/workspace-limits';
 
 export class CachedReads {
   private readonly versions: ReadCache<WorkflowVersionRecord | undefined>;
   private readonly hooks: ReadCache<SealedHookCandidate[]>;
   private readonly eventKinds: ReadCache<EventKind[]>;
   private readonly eventTriggers: ReadCache<Awaited<ReturnType<typeof workflowsTriggeredBy>>>;
+  private readonly limitOverrides: ReadCache<Map<LimitName, LimitValue>>;
 
   constructor(
     private readonly db: Queryable,
@@ -25,6 +29,7 @@ export class CachedReads {
     this.hooks = new ReadCache(feed, 'workflows');
     this.eventKinds = new ReadCache(feed, 'webhooks');
     this.eventTriggers = new ReadCache(feed, 'workflows');
+    this.limitOverrides = new ReadCache(feed, 'limits');
   }
 
   /** A version of a workflow (the latest when `version` is undefined). */
@@ -49,5 +54,13 @@ export class CachedReads {
   /** The event kinds some enabled endpoint of the workspace subscribes to. */
   subscribedEventKinds(workspaceId: string) {
     return this.eventKinds.get(workspaceId, () => subscribedEventKinds(this.db, workspaceId));
+  }
+
+  /** A limit in effect for a workspace: the operator's override, else `defaultValue`. */
+  async workspaceLimit(workspaceId: string, name: LimitName, defaultValue: LimitValue): Promise<LimitValue> {
+    const overrides = await this.limitOverrides.get(workspaceId, () =>
+      readLimitOverrides(this.db, workspaceId),
+    );
+    return overrides.has(name) ? overrides.get(name)! : defaultValue;
   }
 }

@@ -11,8 +11,11 @@ import type { Database, Queryable } from './db';
 
 export const CHANGES_CHANNEL = 'switchyard_changes';
 
-/** What changed: a workspace's webhook endpoints, or a workflow (versions, trigger, hook secret). */
-export type ChangeKind = 'webhooks' | 'workflows';
+/**
+ * What changed: a workspace's webhook endpoints, a workflow (versions, trigger, hook secret), or a
+ * workspace's limits (an operator's `npm run admin -- set-limits`).
+ */
+export type ChangeKind = 'webhooks' | 'workflows' | 'limits';
 
 /** Tells every process that data of this kind changed (at commit, when `db` is a transaction). */
 export async function announceChange(db: Queryable, kind: ChangeKind): Promise<void> {

@@ -19,6 +19,7 @@ import {
   type LimitValue,
   type WorkspaceLimits,
 } from '../../core/workspace-limits';
+import { announceChange } from './changes';
 import type { Database, Queryable } from './db';
 
 /** One change an operator makes to a limit: a maximum, null (unlimited), or back to the default. */
@@ -66,7 +67,7 @@ export async function effectiveLimit(
 
 /**
  * Applies an operator's changes in one statement (all or nothing): a maximum or null (unlimited) is stored;
- * 'default' removes the override.
+ * 'default' removes the override. Processes that cache the limits (cached-reads.ts) hear of it.
  */
 export async function setLimitOverrides(
   db: Queryable,
@@ -91,6 +92,7 @@ export async function setLimitOverrides(
       entries.map(([, setting]) => setting === 'default'),
     ],
   );
+  await announceChange(db, 'limits');
 }
 
 /** How each counted limit counts: what exists in the workspace (API keys: the active ones). */

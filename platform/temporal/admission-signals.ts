@@ -9,7 +9,17 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../store/db';
 import { markSignaled, releaseAdmission } from '../store/admissions';
 import { markThrottleSignaled, releaseThrottle } from '../store/throttles';
-import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL } from '../../core/flow-control';
+import {
+  markWorkspaceSignaled,
+  releaseWorkspacePlace,
+  workspaceOfAdmission,
+} from '../store/workspace-admissions';
+import {
+  ADMITTED_SIGNAL,
+  THROTTLE_ADMITTED_SIGNAL,
+  WORKSPACE_ADMITTED_SIGNAL,
+} from '../../core/flow-control';
+import type { LimitValue } from '../../core/workspace-limits';
 import { isWorkflowNotFound, TEMPORAL_CALL_TIMEOUT_MS } from './errors';
 
 /** What telling the runs of one gate needs: its signal, how to record them told, and what a gone run frees. */
@@ -80,4 +90,34 @@ export function signalThrottleAdmitted(
   executionIds: string[],
 ): Promise<string[]> {
   return signalGranted(db, client, THROTTLE_GATE, executionIds);
+}
+
+/** A workspace's `open_executions` limit in effect (its override, else the default). */
+export type WorkspaceCapOf = (workspaceId: string) => Promise<LimitValue>;
+
+/**
+ * Signals the executions granted a place under their workspace's cap
+ * (platform/store/workspace-admissions.ts): the `workspace_admitted` signal. A run that no longer exists
+ * gives its place to the next one, under `capOf` its workspace's limit.
+ */
+export function signalWorkspaceAdmitted(
+  db: Database,
+  client: Client,
+  executionIds: string[],
+  capOf: WorkspaceCapOf,
+): Promise<string[]> {
+  return signalGranted(db, client, workspaceGate(capOf), executionIds);
+}
+
+function workspaceGate(capOf: WorkspaceCapOf): Gate {
+  return {
+    signal: WORKSPACE_ADMITTED_SIGNAL,
+    markSignaled: markWorkspaceSignaled,
+    release: async (db, executionId) => {
+      const workspaceId = await workspaceOfAdmission(db, executionId);
+      if (workspaceId === undefined) return [];
+      const limit = await capOf(workspaceId);
+      return releaseWorkspacePlace(db, { execution_id: executionId, workspace_id: workspaceId, limit });
+    },
+  };
 }

@@ -29,7 +29,7 @@ const workspaceSchema = z
         webhook_endpoints: maximum('Webhook endpoints at most.'),
         api_keys: maximum('Active (not revoked) API keys at most.'),
         open_executions: maximum(
-          'Executions running or waiting at once; once flow control lands, the rest queue (nothing is refused).',
+          'Executions running or waiting at once; past it, new executions are queued (nothing is refused) and start as open ones end. Child executions take no place.',
         ),
         steps_per_definition: maximum(
           'The most steps one definition may hold; more is 400 invalid_definition.',
@@ -47,7 +47,7 @@ const workspaceSchema = z
       webhook_endpoints: count('Webhook endpoints now.'),
       api_keys: count('Active API keys now.'),
       open_executions: count(
-        'Executions running or waiting now (from Temporal visibility: eventually consistent).',
+        'Executions running or waiting now, not queued: under a limit, the places it holds (exact); without one, from Temporal visibility (eventually consistent).',
       ),
       ai_tokens_today: count('AI tokens used since 00:00 UTC.'),
     }),

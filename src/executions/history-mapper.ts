@@ -37,8 +37,10 @@ import type { ExecutionError } from '../../core/error-detail';
 import {
   ADMITTED_SIGNAL,
   THROTTLE_ADMITTED_SIGNAL,
+  WORKSPACE_ADMITTED_SIGNAL,
   type AdmissionResult,
   type EndDebounceResult,
+  type WorkspacePlaceResult,
 } from '../../core/flow-control';
 import {
   durationMs,
@@ -83,6 +85,8 @@ const ACQUIRE_ADMISSION_ACTIVITY = 'acquire_admission';
 const ACQUIRE_THROTTLE_ACTIVITY = 'acquire_throttle';
 /** A debounced run's question when its timer fires: once `started`, its result holds the last trigger's input. */
 const END_DEBOUNCE_ACTIVITY = 'end_debounce';
+/** The workspace's cap, after both (workers/workflows/workspace-cap.ts): its result says whether the run waited. */
+const ACQUIRE_WORKSPACE_ACTIVITY = 'acquire_workspace_place';
 
 export interface HistorySource {
   events: HistoryEvent[];
@@ -613,28 +617,33 @@ class DecisionLedger {
 }
 
 /**
- * Whether the run got past flow control (docs/flow-control.md): always without `concurrency`; with it, once
- * `acquire_admission` answered `open` or the `admitted` signal arrived (possibly before that answer).
+ * Whether the run got past flow control (docs/flow-control.md): with `concurrency` (or `throttle`), once
+ * `acquire_admission` (`acquire_throttle`) answered `open` or its signal arrived (possibly before that
+ * answer); and unless `acquire_workspace_place` answered `queued` with no `workspace_admitted` signal since.
  */
 function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
   const { concurrency, throttle } = input.workflow.definition;
   // A debounced run still waiting for its key's quiet time (or canceled then) reached no step.
   if (input.debounce && !input.resume && !debounceEndOf(input, events)) return false;
-  if (!concurrency && !throttle) return true;
   // Each gate the definition has passed: its acquire answered open, or its signal came.
   let placed = !concurrency;
   let started = !throttle;
+  let workspaceQueued = false;
+  let workspaceGranted = false;
   for (const event of events) {
     const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
     if (signal === ADMITTED_SIGNAL) placed = true;
     else if (signal === THROTTLE_ADMITTED_SIGNAL) started = true;
+    else if (signal === WORKSPACE_ADMITTED_SIGNAL) workspaceGranted = true;
     const marker = localActivityResult(event);
-    const result = marker?.result as AdmissionResult | undefined;
-    if (!result || !('state' in result) || result.state !== 'open') continue;
+    const result = marker?.result as AdmissionResult | WorkspacePlaceResult | undefined;
+    if (!result || !('state' in result)) continue;
+    if (marker?.type === ACQUIRE_WORKSPACE_ACTIVITY) workspaceQueued = result.state === 'queued';
+    if (result.state !== 'open') continue;
     if (marker?.type === ACQUIRE_ADMISSION_ACTIVITY) placed = true;
     else if (marker?.type === ACQUIRE_THROTTLE_ACTIVITY) started = true;
   }
-  return placed && started;
+  return placed && started && (!workspaceQueued || workspaceGranted);
 }
 
 /**
@@ -691,7 +700,8 @@ function localActivityResult(event: HistoryEvent): { type: string; result: unkno
     marker.activity_type !== END_EVENT_WAIT_ACTIVITY &&
     marker.activity_type !== ACQUIRE_ADMISSION_ACTIVITY &&
     marker.activity_type !== ACQUIRE_THROTTLE_ACTIVITY &&
-    marker.activity_type !== END_DEBOUNCE_ACTIVITY
+    marker.activity_type !== END_DEBOUNCE_ACTIVITY &&
+    marker.activity_type !== ACQUIRE_WORKSPACE_ACTIVITY
   )
     return undefined;
   return { type: marker.activity_type, result: firstPayload(attrs.details?.['result']) };

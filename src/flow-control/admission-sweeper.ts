@@ -10,8 +10,11 @@
  * - slowly, in turn, rows whose run closed without releasing (terminated from Temporal UI, timed out):
  *   described, and released when the run is gone or closed.
  *
- * Every repair takes the key's lock like the runs do (platform/store/admissions.ts), so sweepers of several
- * processes and the runs themselves never open more than the limit.
+ * It repairs the places of workspaces' caps on open executions (platform/store/workspace-admissions.ts)
+ * the same three ways, under the workspace's limit in effect.
+ *
+ * Every repair takes the key's (or the workspace's) lock like the runs do (platform/store/admissions.ts),
+ * so sweepers of several processes and the runs themselves never open more than the limit.
  */
 import type { Logger } from '../../platform/logger';
 import {
@@ -21,7 +24,14 @@ import {
   takeRowsToCheck,
   unsignaledAdmissions,
 } from '../../platform/store/admissions';
-import { signalAdmitted } from '../../platform/temporal/admission-signals';
+import {
+  grantWorkspace,
+  releaseWorkspacePlace,
+  takeWorkspaceRowsToCheck,
+  unsignaledWorkspaceAdmissions,
+  workspacesWithQueue,
+} from '../../platform/store/workspace-admissions';
+import { signalAdmitted, signalWorkspaceAdmitted } from '../../platform/temporal/admission-signals';
 import { isWorkflowRunning } from '../../platform/temporal/run-open';
 import type { Services } from '../services';
 import { Sweeper } from '../background/sweeper';
@@ -73,6 +83,7 @@ export class AdmissionSweeper extends Sweeper {
         const granted = await grantKey(db, key);
         if (granted.length > 0) await signalAdmitted(db, client, granted);
       }
+      await this.repairWorkspaces();
       if (Date.now() - this.lastCheck >= this.options.checkEveryMs) {
         this.lastCheck = Date.now();
         await this.checkRuns();
@@ -83,20 +94,55 @@ export class AdmissionSweeper extends Sweeper {
     }
   }
 
-  /** Rows whose run is gone or closed are released (what their run could not do). */
+  /** A workspace's `open_executions` limit in effect. */
+  private readonly capOf = (workspaceId: string) =>
+    this.services.reads.workspaceLimit(
+      workspaceId,
+      'open_executions',
+      this.services.config.workspaceLimits.open_executions,
+    );
+
+  /** The workspaces' caps: untold grants told again, queues with free places granted. */
+  private async repairWorkspaces(): Promise<void> {
+    const { db } = this.services;
+    const { client } = this.services.temporal;
+    const { graceMs } = this.options;
+    const untold = await unsignaledWorkspaceAdmissions(db, graceMs, PASS_BATCH);
+    if (untold.length > 0) await signalWorkspaceAdmitted(db, client, untold, this.capOf);
+    for (const workspaceId of await workspacesWithQueue(db, graceMs, PASS_BATCH)) {
+      if (this.stopped) return;
+      const granted = await grantWorkspace(db, workspaceId, await this.capOf(workspaceId));
+      if (granted.length > 0) await signalWorkspaceAdmitted(db, client, granted, this.capOf);
+    }
+  }
+
+  /** Rows whose run is gone or closed are released (what their run could not do), of both tables. */
   private async checkRuns(): Promise<void> {
     const { db } = this.services;
     const { client } = this.services.temporal;
-    const rows = await takeRowsToCheck(db, this.options.checkEveryMs, this.options.checkBatch);
-    for (const row of rows) {
+    const { checkEveryMs, checkBatch } = this.options;
+    for (const row of await takeRowsToCheck(db, checkEveryMs, checkBatch)) {
       if (this.stopped) return;
-      if (await isWorkflowRunning(this.services.temporal, row.execution_id)) continue;
-      this.logger.info(
-        { executionId: row.execution_id },
-        'Released the place of a run that closed without releasing it',
-      );
+      if (await this.runIsOpen(row.execution_id)) continue;
       const granted = await releaseAdmission(db, row.execution_id, row.seq);
       if (granted.length > 0) await signalAdmitted(db, client, granted);
     }
+    for (const row of await takeWorkspaceRowsToCheck(db, checkEveryMs, checkBatch)) {
+      if (this.stopped) return;
+      if (await this.runIsOpen(row.execution_id)) continue;
+      const granted = await releaseWorkspacePlace(db, {
+        ...row,
+        limit: await this.capOf(row.workspace_id),
+      });
+      if (granted.length > 0) await signalWorkspaceAdmitted(db, client, granted, this.capOf);
+    }
   }
+
+  /** Whether the run of a row is still open; false (logged) when it is gone or closed. */
+  private async runIsOpen(executionId: string): Promise<boolean> {
+    if (await isWorkflowRunning(this.services.temporal, executionId)) return true;
+    this.logger.info({ executionId }, 'Released the place of a run that closed without releasing it');
+    return false;
+  }
+
 }

@@ -1,16 +1,24 @@
 /**
  * Flow control's local activities (docs/flow-control.md): `acquire_admission`, a run's first act when its
- * definition has `concurrency`, and `release_admission`, its last, whatever way it ends. The table and its
- * locking are platform/store/admissions.ts; the signals to runs granted a place platform/temporal/admission-signals.ts.
+ * definition has `concurrency`, `acquire_workspace_place`, a top-level run's act after its definition's
+ * gates (the workspace's cap on open executions), and `release_admission`, its last, whatever way it ends.
+ * The tables and their locking are platform/store/admissions.ts, throttles.ts and workspace-admissions.ts;
+ * the signals to runs granted a place platform/temporal/admission-signals.ts.
  */
 import { setImmediate } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import type { CachedReads } from '../../platform/store/cached-reads';
 import type { Database } from '../../platform/store/db';
 import { acquireAdmission, releaseAdmission } from '../../platform/store/admissions';
 import { acquireThrottle, releaseThrottle } from '../../platform/store/throttles';
-import { signalAdmitted, signalThrottleAdmitted } from '../../platform/temporal/admission-signals';
+import { acquireWorkspacePlace, releaseWorkspacePlace } from '../../platform/store/workspace-admissions';
+import {
+  signalAdmitted,
+  signalThrottleAdmitted,
+  signalWorkspaceAdmitted,
+} from '../../platform/temporal/admission-signals';
 import { STEP_ERROR_CODES } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
@@ -21,8 +29,11 @@ import {
   type AdmissionResult,
   type ReleaseRequest,
   type ThrottleRequest,
+  type WorkspacePlaceRequest,
+  type WorkspacePlaceResult,
 } from '../../core/flow-control';
 import type { ExecutionError } from '../../core/error-detail';
+import type { LimitValue } from '../../core/workspace-limits';
 
 /** A key and a priority are small expressions over the input: a tenth of a step's budget of steps. */
 const ADMISSION_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 5_000 };
@@ -34,6 +45,10 @@ export interface AdmissionDeps {
   compute: ComputePool;
   /** The embedded process's admission gate (src/flow-control/admission.ts): the worker took the run up. */
   onStepsBegin?: (executionId: string) => void;
+  /** The workspaces' limit overrides, cached until an operator changes one. */
+  reads: CachedReads;
+  /** Open executions per workspace unless set for it (WORKSPACE_MAX_OPEN_EXECUTIONS); null: unlimited. */
+  openExecutionsPerWorkspace: LimitValue;
 }
 
 /** What a gate's expressions gave: the key and the priority, or the error that fails the run. */
@@ -69,6 +84,10 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
     }
     return { key, priority };
   }
+
+  /** The workspace's cap now: from the cache, so a run of a workspace without one reads nothing. */
+  const capOf = (workspaceId: string) =>
+    deps.reads.workspaceLimit(workspaceId, 'open_executions', deps.openExecutionsPerWorkspace);
 
   return {
     async acquire_admission(request: AdmissionRequest): Promise<AdmissionResult> {
@@ -108,11 +127,48 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
       return { state: state === 'granted' ? 'open' : 'queued', key, priority };
     },
 
+    /**
+     * The workspace's cap (docs/flow-control.md#workspace-cap), after the definition's gates: `open` once the
+     * run holds one of the workspace's places; `unlimited` (no statement at all) when it has no cap.
+     */
+    async acquire_workspace_place(request: WorkspacePlaceRequest): Promise<WorkspacePlaceResult> {
+      const limit = await capOf(request.workspace_id);
+      if (limit === null) return { state: 'unlimited' };
+      deps.onStepsBegin?.(request.execution_id);
+      let priority = 0;
+      if (request.priority !== undefined) {
+        const evaluated = await evaluateGate(
+          { workspace_id: request.workspace_id, priority: request.priority, input: request.input },
+          '/priority',
+        );
+        if ('error' in evaluated) return evaluated;
+        priority = evaluated.priority;
+      }
+      const { state, granted } = await acquireWorkspacePlace(deps.db, {
+        execution_id: request.execution_id,
+        workspace_id: request.workspace_id,
+        priority,
+        limit,
+      });
+      if (granted.length > 0) await signalWorkspaceAdmitted(deps.db, deps.client, granted, capOf);
+      return { state };
+    },
+
     async release_admission(request: ReleaseRequest): Promise<void> {
-      await releaseThrottle(deps.db, request.execution_id);
-      const granted = await releaseAdmission(deps.db, request.execution_id);
-      // What could not be told now, the API's sweeper tells (its row keeps signaled_at unset).
-      if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
+      if (request.keys !== false) {
+        await releaseThrottle(deps.db, request.execution_id);
+        const granted = await releaseAdmission(deps.db, request.execution_id);
+        // What could not be told now, the API's sweeper tells (its row keeps signaled_at unset).
+        if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
+      }
+      if (request.workspace_id !== undefined) {
+        const granted = await releaseWorkspacePlace(deps.db, {
+          execution_id: request.execution_id,
+          workspace_id: request.workspace_id,
+          limit: await capOf(request.workspace_id),
+        });
+        if (granted.length > 0) await signalWorkspaceAdmitted(deps.db, deps.client, granted, capOf);
+      }
     },
   };
 }

@@ -43,6 +43,8 @@ export interface ActivityDeps {
   ai: AiProviderConfig;
   /** AI tokens a workspace may use per UTC day unless set for it (WORKSPACE_MAX_AI_TOKENS_PER_DAY); null or absent: unlimited. */
   aiTokensPerDay?: LimitValue;
+  /** Executions open at once per workspace unless set for it (WORKSPACE_MAX_OPEN_EXECUTIONS); null or absent: unlimited. */
+  openExecutionsPerWorkspace?: LimitValue;
   /** Starts delivery workflows and waits on executions (events). */
   client: Client;
   /** Webhook retry delays in ms after the first attempt. */
@@ -124,12 +126,14 @@ export function createActivities(deps: ActivityDeps) {
       policy: { allowPrivate: deps.allowPrivateDestinations },
       retryScheduleMs: deps.webhookRetryScheduleMs,
     }),
-    // Flow control: a run's place among its key's open executions (admission.ts).
+    // Flow control: a run's place among its key's open executions, and its workspace's (admission.ts).
     ...createAdmissionActivities({
       db: deps.db,
       client: deps.client,
       compute: deps.compute,
       onStepsBegin: deps.onStepsBegin,
+      reads: deps.reads,
+      openExecutionsPerWorkspace: deps.openExecutionsPerWorkspace ?? null,
     }),
     // Flow control: a debounced run's wait for its key's quiet time (debounce.ts).
     ...createDebounceActivities({ db: deps.db }),

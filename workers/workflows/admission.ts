@@ -1,9 +1,10 @@
 /**
  * A run's admission under its definition's `concurrency` and `throttle` (docs/flow-control.md): its first
- * act asks for a place (`acquire_admission`), then for a start in its throttle's window (`acquire_throttle`);
- * held back at either, it waits for the gate's signal (`admitted`, `throttle_admitted`) with its
+ * act asks for a place (`acquire_admission`), then for a start in its throttle's window (`acquire_throttle`),
+ * then, for a top-level run, for a place under its workspace's cap (workspace-cap.ts); held back at any, it
+ * waits for the gate's signal (`admitted`, `throttle_admitted`, `workspace_admitted`) with its
  * SwitchyardQueued search attribute true (the execution is `queued`); whatever way it ends,
- * `release_admission` gives its place to the next run of its key (execution.ts calls it in a scope no
+ * `release_admission` gives its places to the next runs (execution.ts calls it in a scope no
  * cancellation interrupts).
  *
  * The signals' handlers are registered before the first await, so a signal that arrives before the
@@ -23,6 +24,7 @@ import type { ExecutionInput } from '../../core/execution-types';
 import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL } from '../../core/flow-control';
 import { durationMs } from '../../core/step-defaults';
 import { QUEUED_ATTRIBUTE } from '../../core/search-attributes';
+import { listenForWorkspacePlace, takeWorkspacePlace, type WorkspacePlace } from './workspace-cap';
 
 export const admittedSignal = defineSignal(ADMITTED_SIGNAL);
 export const throttleAdmittedSignal = defineSignal(THROTTLE_ADMITTED_SIGNAL);
@@ -41,17 +43,27 @@ export interface Admission {
   admitted: boolean;
   /** The throttle gate granted the run its start. */
   throttled: boolean;
+  /** The definition has `concurrency` or `throttle`. */
+  keys: boolean;
+  /** The workspace's cap; absent for a child run, which takes no place. */
+  workspace?: WorkspacePlace;
 }
 
-/** Call before the workflow's first await when the definition has `concurrency` or `throttle`. */
-export function listenForAdmission(): Admission {
-  const admission: Admission = { admitted: false, throttled: false };
-  setHandler(admittedSignal, () => {
-    admission.admitted = true;
-  });
-  setHandler(throttleAdmittedSignal, () => {
-    admission.throttled = true;
-  });
+/** Call before the workflow's first await: undefined when the run passes no gate (a child without keys). */
+export function listenForAdmission(input: ExecutionInput): Admission | undefined {
+  const { concurrency, throttle } = input.workflow.definition;
+  const keys = Boolean(concurrency || throttle);
+  const workspace = listenForWorkspacePlace(input);
+  if (!keys && !workspace) return undefined;
+  const admission: Admission = { admitted: false, throttled: false, keys, ...(workspace && { workspace }) };
+  if (keys) {
+    setHandler(admittedSignal, () => {
+      admission.admitted = true;
+    });
+    setHandler(throttleAdmittedSignal, () => {
+      admission.throttled = true;
+    });
+  }
   return admission;
 }
 
@@ -101,11 +113,22 @@ export async function admit(
     if ('error' in result) return result.error;
     if (result.state === 'queued' && !admission.throttled) await wait(() => admission.throttled);
   }
+  // Last: a run waiting for its key is queued, and must not hold one of the workspace's places meanwhile.
+  if (admission.workspace) {
+    const refused = await takeWorkspacePlace(admission.workspace, input, wait);
+    if (refused) return refused;
+  }
   if (queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
   return undefined;
 }
 
-/** Gives the run's place back (and the key's free places to its queued runs). */
-export async function release(): Promise<void> {
-  await release_admission({ execution_id: workflowInfo().workflowId });
+/** Gives the run's places back (and the free places to the queued runs), in one local activity. */
+export async function release(admission: Admission, input: ExecutionInput): Promise<void> {
+  const workspace = admission.workspace?.held === true;
+  if (!admission.keys && !workspace) return;
+  await release_admission({
+    execution_id: workflowInfo().workflowId,
+    ...(!admission.keys && { keys: false }),
+    ...(workspace && { workspace_id: input.workspaceId }),
+  });
 }

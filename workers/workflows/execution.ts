@@ -98,10 +98,9 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     ...(input.resume?.kept && { kept: input.resume.kept }),
   };
   listenForEventWakes(run);
-  // Flow control (admission.ts): only definitions with `concurrency` or `throttle` pass its gates; others run
-  // as before.
-  const { concurrency, throttle } = input.workflow.definition;
-  const admission = concurrency || throttle ? listenForAdmission() : undefined;
+  // Flow control (admission.ts): definitions with `concurrency` or `throttle` pass their gates, and every
+  // top-level run its workspace's cap after them; a child run is part of its parent's place.
+  const admission = listenForAdmission(input);
   // A debounced trigger's run (debounce.ts) waits for its key's quiet time first; a retry never does.
   const debounced = input.debounce === true && !input.resume;
   const frame = topFrame();
@@ -170,7 +169,7 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
     throw error;
   } finally {
     // Whatever way the run ends (a cancel while queued included), its place goes to the next run.
-    if (admission) await CancellationScope.nonCancellable(release);
+    if (admission) await CancellationScope.nonCancellable(() => release(admission, input));
     if (debounced) await CancellationScope.nonCancellable(closeDebounce);
   }
 }

@@ -2220,7 +2220,7 @@ export interface components {
         webhook_endpoints: number | null;
         /** @description Active (not revoked) API keys at most. null: unlimited. */
         api_keys: number | null;
-        /** @description Executions running or waiting at once; once flow control lands, the rest queue (nothing is refused). null: unlimited. */
+        /** @description Executions running or waiting at once; past it, new executions are queued (nothing is refused) and start as open ones end. Child executions take no place. null: unlimited. */
         open_executions: number | null;
         /** @description The most steps one definition may hold; more is 400 invalid_definition. null: unlimited. */
         steps_per_definition: number | null;
@@ -2236,7 +2236,7 @@ export interface components {
         webhook_endpoints: number;
         /** @description Active API keys now. */
         api_keys: number;
-        /** @description Executions running or waiting now (from Temporal visibility: eventually consistent). */
+        /** @description Executions running or waiting now, not queued: under a limit, the places it holds (exact); without one, from Temporal visibility (eventually consistent). */
         open_executions: number;
         /** @description AI tokens used since 00:00 UTC. */
         ai_tokens_today: number;
