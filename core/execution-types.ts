@@ -41,6 +41,12 @@ export interface ExecutionInput {
    * then runs with the last coalesced trigger's input (`end_debounce`), not `input`, which is the first's.
    */
   debounce?: true;
+  /**
+   * Set when the run takes a place under its workspace's cap on open executions (workers/workflows/
+   * workspace-cap.ts): the trigger saw a cap, and a schedule's runs always ask. Absent: no place, as for runs
+   * recorded before the cap existed, so their histories replay as they were.
+   */
+  workspace_cap?: true;
 }
 
 /** The event that started an execution of an event trigger. */

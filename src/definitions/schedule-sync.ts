@@ -148,6 +148,8 @@ async function scheduledExecutionInput(
     workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
     trigger: { type: 'schedule' },
     input,
+    // Synced once for many runs: each asks for its place, and the activity reads the cap in effect then.
+    workspace_cap: true,
   };
   // As for the trigger endpoint: the trigger step shows the input as written when defaults changed it.
   if (!isDeepStrictEqual(input, received)) executionInput.trigger.body = received;

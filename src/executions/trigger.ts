@@ -93,6 +93,15 @@ export async function triggerExecution(
   );
   // Only when the schema changed it (defaults): the trigger step shows what was received.
   if (JSON.stringify(input) !== received) executionInput.trigger.body = body;
+  // A workspace without a cap (set unlimited) spares its runs the cap's activity and statements.
+  if (
+    (await services.reads.workspaceLimit(
+      request.workspaceId,
+      'open_executions',
+      services.config.workspaceLimits.open_executions,
+    )) !== null
+  )
+    executionInput.workspace_cap = true;
   if (debounced) {
     // An id derived from the request (a hook's delivery, an event) names a run only if this trigger makes
     // one; a repeat that joined another must still find that one: it is kept as an idempotency key (with a

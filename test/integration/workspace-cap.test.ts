@@ -184,5 +184,29 @@ for (const db of DB_KINDS) {
         release();
       }
     });
+
+    it('spares the runs of a workspace set unlimited: no place asked for, none held', async () => {
+      const prefix = uniqueId('unlimited');
+      const { workspaceId, key } = await service.newWorkspace(['admin']);
+      await setLimitOverrides(service.runtime.services.db, workspaceId, new Map([['open_executions', null]]));
+      const api = service.api(key);
+      const workflowId = await callingWorkflow(api, prefix);
+      const id = await trigger(api, workflowId, { n: 1 });
+      expect((await waitForExecution(api, id)).status).to.equal('success');
+      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
+      // A local activity's marker names its activity type in its `data` payload.
+      const markers = (history.events ?? [])
+        .map((event) => event.markerRecordedEventAttributes?.details?.['data']?.payloads?.[0]?.data)
+        .filter((data): data is Uint8Array => data instanceof Uint8Array)
+        .map((data) => Buffer.from(data).toString('utf8'))
+        .join('\n');
+      expect(markers, 'the run recorded its local activities').to.contain('run_steps');
+      expect(markers, 'the run asked for no workspace place').to.not.contain('acquire_workspace_place');
+      const rows = await service.runtime.services.db.query(
+        'select 1 from workspace_admissions where workspace_id = $1',
+        [workspaceId],
+      );
+      expect(rows).to.have.length(0);
+    });
   });
 }

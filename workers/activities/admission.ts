@@ -6,6 +6,8 @@
  * the signals to runs granted a place platform/temporal/admission-signals.ts.
  */
 import { setImmediate } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { DATABASE_WAIT_MS, withDeadline } from '../../platform/store/deadline';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from '../../platform/compute/evaluation';
@@ -89,6 +91,30 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
   const capOf = (workspaceId: string) =>
     deps.reads.workspaceLimit(workspaceId, 'open_executions', deps.openExecutionsPerWorkspace);
 
+  /** The database part of `acquire_workspace_place`: the cap, the priority and the place. */
+  async function placeInWorkspace(
+    request: WorkspacePlaceRequest,
+  ): Promise<WorkspacePlaceResult | { state: 'open' | 'queued'; granted: string[] }> {
+    const limit = await capOf(request.workspace_id);
+    if (limit === null) return { state: 'unlimited' };
+    deps.onStepsBegin?.(request.execution_id);
+    let priority = 0;
+    if (request.priority !== undefined) {
+      const evaluated = await evaluateGate(
+        { workspace_id: request.workspace_id, priority: request.priority, input: request.input },
+        '/priority',
+      );
+      if ('error' in evaluated) return evaluated;
+      priority = evaluated.priority;
+    }
+    return acquireWorkspacePlace(deps.db, {
+      execution_id: request.execution_id,
+      workspace_id: request.workspace_id,
+      priority,
+      limit,
+    });
+  }
+
   return {
     async acquire_admission(request: AdmissionRequest): Promise<AdmissionResult> {
       // A queued run begins no step for a while: it must not hold a place of the gate meanwhile.
@@ -130,28 +156,27 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
     /**
      * The workspace's cap (docs/flow-control.md#workspace-cap), after the definition's gates: `open` once the
      * run holds one of the workspace's places; `unlimited` (no statement at all) when it has no cap.
+     *
+     * The cap must not make the database a condition of every run: when it does not answer within
+     * DATABASE_WAIT_MS, the run goes on as `open` without a place (uncounted, so the cap may be passed while
+     * the database is away), as its steps would without the cap. A place the late statement still takes is
+     * given back by the run's release, or by the sweeper's check once the run has closed.
      */
     async acquire_workspace_place(request: WorkspacePlaceRequest): Promise<WorkspacePlaceResult> {
-      const limit = await capOf(request.workspace_id);
-      if (limit === null) return { state: 'unlimited' };
-      deps.onStepsBegin?.(request.execution_id);
-      let priority = 0;
-      if (request.priority !== undefined) {
-        const evaluated = await evaluateGate(
-          { workspace_id: request.workspace_id, priority: request.priority, input: request.input },
-          '/priority',
+      let placed: Awaited<ReturnType<typeof placeInWorkspace>>;
+      try {
+        placed = await withDeadline(placeInWorkspace(request), DATABASE_WAIT_MS);
+      } catch (error) {
+        Context.current().log.warn(
+          'The database did not answer: the run goes on without a place under its workspace cap',
+          { executionId: request.execution_id, error: String(error) },
         );
-        if ('error' in evaluated) return evaluated;
-        priority = evaluated.priority;
+        return { state: 'open' };
       }
-      const { state, granted } = await acquireWorkspacePlace(deps.db, {
-        execution_id: request.execution_id,
-        workspace_id: request.workspace_id,
-        priority,
-        limit,
-      });
-      if (granted.length > 0) await signalWorkspaceAdmitted(deps.db, deps.client, granted, capOf);
-      return { state };
+      if (!('granted' in placed)) return placed;
+      if (placed.granted.length > 0)
+        await signalWorkspaceAdmitted(deps.db, deps.client, placed.granted, capOf);
+      return { state: placed.state };
     },
 
     async release_admission(request: ReleaseRequest): Promise<void> {
@@ -162,10 +187,24 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
         if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
       }
       if (request.workspace_id !== undefined) {
-        const granted = await releaseWorkspacePlace(deps.db, {
-          execution_id: request.execution_id,
-          workspace_id: request.workspace_id,
-          limit: await capOf(request.workspace_id),
+        const workspaceId = request.workspace_id;
+        // As the acquire: a run's end never waits for the database for its workspace place; a place not
+        // given back now is released by the sweeper's check once the run has closed.
+        const release = async () =>
+          releaseWorkspacePlace(deps.db, {
+            execution_id: request.execution_id,
+            workspace_id: workspaceId,
+            limit: await capOf(workspaceId),
+          });
+        const granted = await withDeadline(release(), DATABASE_WAIT_MS).catch((error: unknown) => {
+          Context.current().log.warn(
+            'The database did not answer: the workspace place is left to the sweeper',
+            {
+              executionId: request.execution_id,
+              error: String(error),
+            },
+          );
+          return [];
         });
         if (granted.length > 0) await signalWorkspaceAdmitted(deps.db, deps.client, granted, capOf);
       }

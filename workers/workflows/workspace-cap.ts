@@ -6,17 +6,15 @@
  * back). A child run (a `workflow` step's execution) takes no place: it is part of its parent, which holds
  * one, and a child queued behind its own parent would never start in a full workspace.
  *
- * Runs recorded before the gate existed replay without its commands (the WORKSPACE_CAP_PATCH marker).
+ * Only runs whose input says so (`workspace_cap`: the trigger saw a cap, or a schedule's run) ask; runs
+ * recorded before the gate existed have no such input and replay without its commands.
  * Deterministic code only.
  */
-import { defineSignal, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { defineSignal, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ExecutionError } from '../../core/error-detail';
 import type { ExecutionInput } from '../../core/execution-types';
 import { WORKSPACE_ADMITTED_SIGNAL } from '../../core/flow-control';
-
-/** Marks runs that pass the workspace's cap. */
-export const WORKSPACE_CAP_PATCH = 'workspace-cap';
 
 export const workspaceAdmittedSignal = defineSignal(WORKSPACE_ADMITTED_SIGNAL);
 
@@ -33,9 +31,12 @@ export interface WorkspacePlace {
   held: boolean;
 }
 
-/** Call before the workflow's first await: undefined for a child run, which takes no place. */
+/**
+ * Call before the workflow's first await: undefined for a run that takes no place (a child run, or one whose
+ * input does not ask: its workspace had no cap when it was triggered).
+ */
 export function listenForWorkspacePlace(input: ExecutionInput): WorkspacePlace | undefined {
-  if (input.parent) return undefined;
+  if (input.parent || !input.workspace_cap) return undefined;
   const place: WorkspacePlace = { granted: false, held: false };
   setHandler(workspaceAdmittedSignal, () => {
     place.granted = true;
@@ -52,7 +53,6 @@ export async function takeWorkspacePlace(
   input: ExecutionInput,
   wait: (granted: () => boolean) => Promise<void>,
 ): Promise<ExecutionError | undefined> {
-  if (!patched(WORKSPACE_CAP_PATCH)) return undefined;
   const { priority } = input.workflow.definition;
   // Held from the ask on: a run canceled before the answer gives back whatever row the answer would name.
   place.held = true;
