@@ -1110,7 +1110,7 @@ async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
     await captureExecution(
       stack,
       'execution-workspace-cap-open',
-      'a plain workflow in a workspace with a cap of 1, the first run: the `workspace-cap` patch marker, `acquire_workspace_place` open, the connector step held by the receiver, `release_admission` with the workspace',
+      'a plain workflow in a workspace with a cap of 1, the first run (its input says `workspace_cap`): `acquire_workspace_place` open, the connector step held by the receiver, `release_admission` with the workspace',
       blocker,
     ),
     await captureExecution(
