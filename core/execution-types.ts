@@ -236,6 +236,19 @@ export interface StepBatch {
   report_subscriptions: boolean;
   /** Nested steps: the containers around them, stamped on every record. */
   path?: RunPath;
+  /**
+   * The run's place under its workspace's cap (workers/workflows/workspace-cap.ts), folded into its top-level
+   * batches so that a run under the cap pays no local activity of its own: `acquire` asks for the place
+   * before any step (with the priority expression and what it reads); `release` gives it back when the
+   * batch ends the run (a failure, a stop, or every step through the end when `reaches_end`).
+   */
+  workspace_place?: { acquire?: WorkspacePlaceAsk; release: true; reaches_end: boolean };
+}
+
+/** What a run's place is asked with: its definition's priority expression and the input it reads. */
+export interface WorkspacePlaceAsk {
+  priority?: string;
+  input?: unknown;
 }
 
 /**
@@ -255,6 +268,14 @@ export interface StepBatchResult {
    * (encrypted) details (docs/operations.md#what-stays-in-clear).
    */
   encrypted?: true;
+  /**
+   * The answer to `workspace_place.acquire`: `open`, `unlimited` (nothing to give back), `queued` (no step
+   * ran: the run waits for the `workspace_admitted` signal, then runs the batch again), or the priority's
+   * evaluation error (no step ran; it fails the run).
+   */
+  place?: { state: 'open' | 'queued' | 'unlimited' } | { error: ExecutionError };
+  /** The batch ended the run and gave its workspace place back (`workspace_place.release`). */
+  released?: true;
 }
 
 export type BatchNext =

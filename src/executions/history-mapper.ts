@@ -619,7 +619,8 @@ class DecisionLedger {
 /**
  * Whether the run got past flow control (docs/flow-control.md): with `concurrency` (or `throttle`), once
  * `acquire_admission` (`acquire_throttle`) answered `open` or its signal arrived (possibly before that
- * answer); and unless `acquire_workspace_place` answered `queued` with no `workspace_admitted` signal since.
+ * answer); and unless `acquire_workspace_place` (or the first `run_steps`, which asks for the place itself)
+ * answered `queued` with no `workspace_admitted` signal since.
  */
 function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
   const { concurrency, throttle } = input.workflow.definition;
@@ -636,6 +637,12 @@ function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
     else if (signal === THROTTLE_ADMITTED_SIGNAL) started = true;
     else if (signal === WORKSPACE_ADMITTED_SIGNAL) workspaceGranted = true;
     const marker = localActivityResult(event);
+    // A run whose first batch asked for its workspace place (workers/workflows/workspace-cap.ts).
+    if (marker?.type === STEP_BATCH_ACTIVITY) {
+      const place = (marker.result as StepBatchResult | undefined)?.place;
+      if (place && 'state' in place) workspaceQueued = place.state === 'queued';
+      continue;
+    }
     const result = marker?.result as AdmissionResult | WorkspacePlaceResult | undefined;
     if (!result || !('state' in result)) continue;
     if (marker?.type === ACQUIRE_WORKSPACE_ACTIVITY) workspaceQueued = result.state === 'queued';

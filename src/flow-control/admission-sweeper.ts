@@ -144,5 +144,4 @@ export class AdmissionSweeper extends Sweeper {
     this.logger.info({ executionId }, 'Released the place of a run that closed without releasing it');
     return false;
   }
-
 }

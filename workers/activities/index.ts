@@ -87,9 +87,21 @@ export function createActivities(deps: ActivityDeps) {
     schemas,
     budget: createAiBudget(deps.db, deps.aiTokensPerDay ?? null),
   });
+  const admission = createAdmissionActivities({
+    db: deps.db,
+    client: deps.client,
+    compute: deps.compute,
+    onStepsBegin: deps.onStepsBegin,
+    reads: deps.reads,
+    openExecutionsPerWorkspace: deps.openExecutionsPerWorkspace ?? null,
+  });
   return {
     // Every step runs here first, as a local activity (see steps.ts).
     run_steps: createStepRunner({
+      places: {
+        acquire: (request) => admission.acquire_workspace_place(request),
+        release: (request) => admission.release_admission(request),
+      },
       connector,
       ai,
       compute: deps.compute,
@@ -127,14 +139,7 @@ export function createActivities(deps: ActivityDeps) {
       retryScheduleMs: deps.webhookRetryScheduleMs,
     }),
     // Flow control: a run's place among its key's open executions, and its workspace's (admission.ts).
-    ...createAdmissionActivities({
-      db: deps.db,
-      client: deps.client,
-      compute: deps.compute,
-      onStepsBegin: deps.onStepsBegin,
-      reads: deps.reads,
-      openExecutionsPerWorkspace: deps.openExecutionsPerWorkspace ?? null,
-    }),
+    ...admission,
     // Flow control: a debounced run's wait for its key's quiet time (debounce.ts).
     ...createDebounceActivities({ db: deps.db }),
     ...createHousekeepingActivities({

@@ -61,6 +61,7 @@ import { metrics } from '../../platform/observability/metrics';
 import type { WorkspaceStepSlots } from './step-slots';
 import { wakeTime } from './sleep';
 import type { createEventWaits } from './event-waits';
+import type { ReleaseRequest, WorkspacePlaceRequest, WorkspacePlaceResult } from '../../core/flow-control';
 
 export interface StepRunnerDeps {
   /** Threads for the evaluations that match regular expressions (evaluation.ts). */
@@ -79,6 +80,11 @@ export interface StepRunnerDeps {
   slots?: WorkspaceStepSlots;
   /** Files wait_for_event steps among their event's waiters (event-waits.ts). */
   eventWaits: Pick<ReturnType<typeof createEventWaits>, 'beginEventWait'>;
+  /** A run's place under its workspace's cap, when a batch takes or gives it back (admission.ts). */
+  places: {
+    acquire(request: WorkspacePlaceRequest): Promise<WorkspacePlaceResult>;
+    release(request: ReleaseRequest): Promise<void>;
+  };
 }
 
 /**
@@ -105,6 +111,18 @@ interface StepOutcome {
 export function createStepRunner(deps: StepRunnerDeps) {
   return async function run_steps(batch: StepBatch): Promise<StepBatchResult> {
     deps.onBatchBegin?.(batch.execution.id);
+    const ask = batch.workspace_place?.acquire;
+    let place: StepBatchResult['place'];
+    if (ask) {
+      place = await deps.places.acquire({
+        workspace_id: batch.workspace_id,
+        execution_id: batch.execution.id,
+        ...ask,
+      });
+      // Queued (or refused by its priority): no step runs before the run has its place.
+      if (!('state' in place) || place.state === 'queued')
+        return { records: [], next: CONTINUE, bytes: 0, place };
+    }
     const context = batch.context;
     const records: StepRecord[] = [];
     let next: BatchNext = { kind: 'continue' };
@@ -127,6 +145,16 @@ export function createStepRunner(deps: StepRunnerDeps) {
     }
     const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
     if (deps.encryptsPayloads) result.encrypted = true;
+    if (place) result.place = place;
+    const heldPlace = batch.workspace_place && !(place && 'state' in place && place.state === 'unlimited');
+    if (heldPlace && endsRun(batch, next, records.length)) {
+      await deps.places.release({
+        execution_id: batch.execution.id,
+        keys: false,
+        workspace_id: batch.workspace_id,
+      });
+      result.released = true;
+    }
     // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
     // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
     if (batch.report_subscriptions)
@@ -136,6 +164,17 @@ export function createStepRunner(deps: StepRunnerDeps) {
       ).catch(() => undefined);
     return result;
   };
+}
+
+const CONTINUE: BatchNext = { kind: 'continue' };
+
+/**
+ * Whether the run ends after this top-level batch: a failure or a stop ends it, and so does the last step
+ * of the definition gone through. What follows then (the output template, the closing event) needs no place.
+ */
+function endsRun(batch: StepBatch, next: BatchNext, reached: number): boolean {
+  if (next.kind === 'fail' || next.kind === 'stop') return true;
+  return next.kind === 'continue' && reached === batch.steps.length && batch.workspace_place!.reaches_end;
 }
 
 function recordStepMetrics(kind: string, record: StepRecord, seconds: number): void {

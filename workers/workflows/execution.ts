@@ -48,7 +48,9 @@ import {
 import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
-import { admit, listenForAdmission, release } from './admission';
+import { admit, listenForAdmission, release, type Admission } from './admission';
+import { foldIntoFirstBatch } from './workspace-cap';
+import { isLeafStep } from '../../core/definitions/step-kinds';
 import { closeDebounce, waitForQuiet } from './debounce';
 import { createRunner, remember, runList } from './interpreter';
 import { ERROR_CODE_ATTRIBUTE, QUEUED_ATTRIBUTE } from '../../core/search-attributes';
@@ -154,7 +156,11 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       await waitForQuiet(input);
       run.context.input = input.input;
     }
-    if (admission) {
+    if (admission && foldsWorkspacePlace(admission, input, debounced)) {
+      // Its first batch asks for the place, and the batch that ends the run gives it back (workspace-cap.ts).
+      foldIntoFirstBatch(admission.workspace!, input);
+      run.place = admission.workspace;
+    } else if (admission) {
       const refused = await admit(admission, input, debounced);
       if (refused) return await failExecution(run, refused);
     } else if (debounced) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
@@ -193,6 +199,19 @@ function waitingKeyOf(run: Run, request: ApprovalDecisionRequest): string | unde
     return runKeyOf(parts.slice(0, -1)) === request.run;
   });
   return matches.length === 1 ? matches[0] : undefined;
+}
+
+/**
+ * Whether the run's workspace place can be folded into its first batch: the workspace's cap is its only
+ * gate, and its first await is that batch (no `execution.started` to emit first, no debounce wait, a step
+ * that runs in a batch where it starts).
+ */
+function foldsWorkspacePlace(admission: Admission, input: ExecutionInput, debounced: boolean): boolean {
+  if (!admission.workspace || admission.keys || debounced) return false;
+  if (input.emit_started !== false && !input.resume) return false;
+  const steps = input.workflow.definition.steps;
+  const first = input.resume ? steps.find((step) => step.id === input.resume!.from_step) : steps[0];
+  return first !== undefined && isLeafStep(first);
 }
 
 async function runSteps(input: ExecutionInput, run: Run, frame: Frame): Promise<ExecutionResult> {

@@ -57,6 +57,7 @@ import { runSubWorkflow } from './containers/sub-workflow';
 import { sleepUntil } from './sleep';
 import { waitForEvent } from './event-wait';
 import { waitBegan, waitEnded } from './waiting';
+import { batchPlace, settleBatchPlace } from './workspace-cap';
 
 /**
  * Local activity results recorded in one workflow task, past which the next batch waits for a new task:
@@ -254,6 +255,7 @@ async function runBatch(
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   });
   const reportSubscriptions = reachesEnd || steps.some((step) => step.kind === 'approval');
+  const place = frame.path.length === 0 ? batchPlace(run.place, reachesEnd) : undefined;
   const result = await run_steps({
     workspace_id: run.workspaceId,
     execution: run.context.execution,
@@ -261,11 +263,18 @@ async function runBatch(
     context: contextFor(frameContext(run, frame), steps),
     report_subscriptions: reportSubscriptions,
     ...(frame.path.length > 0 && { path: frame.path }),
+    ...(place && { workspace_place: place }),
   });
   const now = workflowInfo().historyLength;
   run.taskBytes = { task: now, bytes: (run.taskBytes.task === now ? run.taskBytes.bytes : 0) + result.bytes };
   if (result.subscribed) run.subscribed = { kinds: result.subscribed, task: now };
   if (result.encrypted) run.encrypted = true;
+  if (place && run.place) {
+    // The run's workspace place (workspace-cap.ts): queued, the batch ran no step and runs again once granted.
+    const settled = await settleBatchPlace(run.place, result);
+    if (settled === 'again') return runBatch(run, frame, steps, reachesEnd);
+    if (settled) throw new StepFailure(settled);
+  }
   return result;
 }
 
