@@ -1106,17 +1106,24 @@ async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
   release();
   await expectEnd(stack, blocker, 'success', { api });
   await expectEnd(stack, admitted, 'success', { api });
+  // A definition with a gate of its own asks for its workspace place in an activity, after its key's.
+  const keyed = await createWorkflow(api, {
+    ...definition([httpStep('call', { method: 'POST', url: `${url}/cap/keyed` }, { retry: NO_RETRY })]),
+    concurrency: { limit: 1 },
+  });
+  const gated = await trigger(api, keyed, {});
+  await expectEnd(stack, gated, 'success', { api });
   return [
     await captureExecution(
       stack,
       'execution-workspace-cap-open',
-      'a plain workflow in a workspace with a cap of 1, the first run (its input says `workspace_cap`): `acquire_workspace_place` open, the connector step held by the receiver, `release_admission` with the workspace',
+      'a plain workflow in a workspace with a cap of 1, the first run (its input says `workspace_cap`): its one `run_steps` asks for the place (open), runs the connector step held by the receiver, and gives the place back',
       blocker,
     ),
     await captureExecution(
       stack,
       'execution-workspace-cap-queued',
-      'the next run of that workspace: `acquire_workspace_place` queued, SwitchyardQueued true, the `workspace_admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      'the next run of that workspace: its first `run_steps` answers the place queued and runs no step, SwitchyardQueued true, the `workspace_admitted` signal, SwitchyardQueued false, `run_steps` again: the connector step, the place given back',
       admitted,
     ),
     await captureExecution(
@@ -1124,6 +1131,12 @@ async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
       'execution-workspace-cap-canceled-queued',
       'a run queued on the workspace cap, canceled while queued: `execution.canceled`, `release_admission` in a non-cancellable scope, no step',
       canceled,
+    ),
+    await captureExecution(
+      stack,
+      'execution-workspace-cap-keyed',
+      'a workflow with `concurrency` in that workspace: `acquire_admission`, then `acquire_workspace_place` (open), `run_steps`, `release_admission` with its key and the workspace',
+      gated,
     ),
   ];
 }
