@@ -6,6 +6,8 @@
  * held back. Against the dev server, on embedded PGlite and on the PostgreSQL server (TEST_DATABASE_URL).
  */
 import { expect } from 'chai';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { StepBatchResult } from '../../core/execution-types';
 import { setLimitOverrides } from '../../platform/store/workspace-limits';
 import {
   createWorkflow,
@@ -185,6 +187,19 @@ for (const db of DB_KINDS) {
       }
     });
 
+    /** The results of a run's `run_steps` local activities, in order, from its markers. */
+    async function batchResults(id: string): Promise<StepBatchResult[]> {
+      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
+      return (history.events ?? []).flatMap((event) => {
+        const details = event.markerRecordedEventAttributes?.details;
+        const data = details?.['data']?.payloads?.[0]?.data;
+        if (!data) return [];
+        const marker = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
+        if (marker.activity_type !== 'run_steps') return [];
+        return [defaultPayloadConverter.fromPayload<StepBatchResult>(details['result']!.payloads![0]!)];
+      });
+    }
+
     it('spares the runs of a workspace set unlimited: no place asked for, none held', async () => {
       const prefix = uniqueId('unlimited');
       const { workspaceId, key } = await service.newWorkspace(['admin']);
@@ -193,20 +208,39 @@ for (const db of DB_KINDS) {
       const workflowId = await callingWorkflow(api, prefix);
       const id = await trigger(api, workflowId, { n: 1 });
       expect((await waitForExecution(api, id)).status).to.equal('success');
-      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
-      // A local activity's marker names its activity type in its `data` payload.
-      const markers = (history.events ?? [])
-        .map((event) => event.markerRecordedEventAttributes?.details?.['data']?.payloads?.[0]?.data)
-        .filter((data): data is Uint8Array => data instanceof Uint8Array)
-        .map((data) => Buffer.from(data).toString('utf8'))
-        .join('\n');
-      expect(markers, 'the run recorded its local activities').to.contain('run_steps');
-      expect(markers, 'the run asked for no workspace place').to.not.contain('acquire_workspace_place');
+      const [batch, ...more] = await batchResults(id);
+      expect(more, 'one batch').to.have.length(0);
+      // The trigger saw no cap: the run's input does not ask (no statement for the place at all).
+      expect(batch!.place, 'no place asked for').to.equal(undefined);
+      expect(batch!.released, 'nothing to give back').to.equal(undefined);
       const rows = await service.runtime.services.db.query(
         'select 1 from workspace_admissions where workspace_id = $1',
         [workspaceId],
       );
       expect(rows).to.have.length(0);
+    });
+
+    it("gives a failed run's place back in the batch that failed: the next run starts at once", async () => {
+      const prefix = uniqueId('failing');
+      receiver.replyOnceTo(`/${prefix}/0`, { status: 500, body: { error: 'down' } });
+      const { workspaceId, api } = await cappedWorkspace(1);
+      const workflowId = await callingWorkflow(api, prefix);
+      const failed = await trigger(api, workflowId, { n: 0 });
+      expect((await waitForExecution(api, failed)).status).to.equal('failed');
+      const [batch, ...more] = await batchResults(failed);
+      expect(more, 'one batch: no release activity after it').to.have.length(0);
+      expect(batch!.place).to.deep.equal({ state: 'open' });
+      expect(batch!.released, 'the place given back by the failing batch').to.equal(true);
+      const rows = await service.runtime.services.db.query(
+        'select 1 from workspace_admissions where workspace_id = $1',
+        [workspaceId],
+      );
+      expect(rows, 'no row left').to.have.length(0);
+      // The sweeper would free a lost place only after its grace: the next run needs none of it.
+      const next = await trigger(api, workflowId, { n: 1 });
+      const done = await waitForExecution(api, next, undefined, 10_000);
+      expect(done.status).to.equal('success');
+      expect(done.queued_at, 'never queued').to.equal(null);
     });
   });
 }
