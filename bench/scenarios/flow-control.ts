@@ -24,13 +24,14 @@
  *   (10), period: "1s"}`, triggered as fast as the API answers (faster than the throttle, so runs queue):
  *   the starts per second the database recorded (`throttle_starts`, polled) from the moment every trigger
  *   was answered to the last start, beside the limit; and the most starts in any 1 s.
- * - `fairness`: workspace A triggers BENCH_FC_BACKLOG (10,000) runs of one key with limit
- *   BENCH_FC_BACKLOG_LIMIT (5), 32 triggers at once; its receiver holds A's calls, so 5 are open and the
- *   rest stay queued. Workspace B runs its own flow (a concurrency key of its own, one run at a time),
- *   BENCH_FC_SAMPLES (30) runs per phase, each trigger to result: alone first, then while A's triggers
- *   pour in, then while A's backlog is queued. Then A's calls are let through and the backlog drains: the
- *   admissions per second one hot key sustains. `enqueue_ms`: A's first trigger until every A run had its
- *   admissions row.
+ * - `fairness`: workspace A, its workspace's cap on open executions set to BENCH_FC_BACKLOG_LIMIT (5),
+ *   triggers BENCH_FC_BACKLOG (10,000) runs of a plain flow, 32 triggers at once (BENCH_FC_BACKLOG_GATE=key:
+ *   one concurrency key with that limit instead, its workspace unlimited); its receiver holds A's calls, so
+ *   5 are open and the rest stay queued. Workspace B runs its own flow (a concurrency key of its own, one run
+ *   at a time), BENCH_FC_SAMPLES (30) runs per phase, each trigger to result: alone first, then while A's
+ *   triggers pour in, then while A's backlog is queued. Then A's calls are let through and the backlog
+ *   drains: the admissions per second one workspace (or one hot key) sustains. `enqueue_ms`: A's first
+ *   trigger until every A run had its row (workspace_admissions, or admissions).
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -75,6 +76,8 @@ export interface FlowControlSettings {
   throttleRuns: number;
   backlog: number;
   backlogLimit: number;
+  /** What holds A's backlog back: its workspace's cap (`workspace`) or one concurrency key (`key`). */
+  backlogGate: 'workspace' | 'key';
   samples: number;
 }
 
@@ -94,6 +97,7 @@ export function flowControlSettingsFromEnv(): FlowControlSettings {
     throttleRuns: intFromEnv('BENCH_FC_THROTTLE_RUNS', 300),
     backlog: intFromEnv('BENCH_FC_BACKLOG', 10_000),
     backlogLimit: intFromEnv('BENCH_FC_BACKLOG_LIMIT', 5),
+    backlogGate: process.env['BENCH_FC_BACKLOG_GATE'] === 'key' ? 'key' : 'workspace',
     samples: intFromEnv('BENCH_FC_SAMPLES', 30),
   };
 }
@@ -210,6 +214,15 @@ async function admissionRows(db: Queryable, workspaceId: string, workflowId: str
   const [row] = await db.query<{ n: number }>(
     `select count(*)::int as n from admissions where workspace_id = $1 and workflow_id = $2${state ? ' and state = $3' : ''}`,
     state ? [workspaceId, workflowId, state] : [workspaceId, workflowId],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** Rows of a workspace's cap (the runs that asked for a place), or those in `state`. */
+async function workspaceCapRows(db: Queryable, workspaceId: string, state?: string) {
+  const [row] = await db.query<{ n: number }>(
+    `select count(*)::int as n from workspace_admissions where workspace_id = $1${state ? ' and state = $2' : ''}`,
+    state ? [workspaceId, state] : [workspaceId],
   );
   return Number(row?.n ?? 0);
 }
@@ -516,7 +529,7 @@ async function benchThrottle(ctx: BenchContext, ws: Workspace, settings: FlowCon
   }
 }
 
-/** Part 4: workspace B's runs beside workspace A's backlog of one hot key. */
+/** Part 4: workspace B's runs beside workspace A's backlog, queued on A's workspace cap (or one hot key). */
 async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
   const { client } = ctx.stack.runtime.services.temporal;
   const db = ctx.stack.runtime.services.db;
@@ -528,14 +541,20 @@ async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
   const aId = 'fc-backlog';
   const bId = 'fc-b';
   try {
+    // A's backlog queues on its workspace's cap of `backlogLimit` open executions (a plain definition), or
+    // on one concurrency key with that limit (BENCH_FC_BACKLOG_GATE=key).
+    const byWorkspace = settings.backlogGate === 'workspace';
+    if (byWorkspace) await setLimitOverrides(db, a.id, new Map([['open_executions', settings.backlogLimit]]));
     await a.api.createWorkflow(
       flowDefinition(
         aId,
         slow.url,
-        { concurrency: { limit: settings.backlogLimit, key: 'input.customer' } },
+        byWorkspace ? {} : { concurrency: { limit: settings.backlogLimit, key: 'input.customer' } },
         true,
       ),
     );
+    const rowsOfA = (state?: string) =>
+      byWorkspace ? workspaceCapRows(db, a.id, state) : admissionRows(db, a.id, aId, state);
     await b.api.createWorkflow(
       flowDefinition(bId, fast.url, { concurrency: { limit: settings.backlogLimit, key: 'input.customer' } }),
     );
@@ -556,7 +575,7 @@ async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
     const alone = await sampleB();
 
     progress(
-      `flow-control fairness: A triggers ${settings.backlog} runs of one key (limit ${settings.backlogLimit})`,
+      `flow-control fairness: A triggers ${settings.backlog} runs (${byWorkspace ? 'its workspace capped at' : 'one key, limit'} ${settings.backlogLimit})`,
     );
     slow.hold();
     const began = performance.now();
@@ -575,17 +594,14 @@ async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
     const duringTriggers = await sampleB(() => accepted);
     const triggered = await triggering;
     const triggerMs = performance.now() - began;
-    await waitFor(
-      "A's runs to be enqueued",
-      async () => (await admissionRows(db, a.id, aId)) >= triggered.latencies.length,
-    );
+    await waitFor("A's runs to be enqueued", async () => (await rowsOfA()) >= triggered.latencies.length);
     const enqueueMs = performance.now() - began;
-    const queuedAtStart = await admissionRows(db, a.id, aId, 'queued');
+    const queuedAtStart = await rowsOfA('queued');
     progress(
       `flow-control fairness: ${queuedAtStart} of A queued; ${settings.samples} runs of B beside them`,
     );
     const besideBacklog = await sampleB();
-    const queuedAtEnd = await admissionRows(db, a.id, aId, 'queued');
+    const queuedAtEnd = await rowsOfA('queued');
 
     progress(`flow-control fairness: A's backlog drains`);
     const drainBegan = performance.now();
@@ -603,6 +619,7 @@ async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
     return {
       backlog: settings.backlog,
       limit: settings.backlogLimit,
+      gate: settings.backlogGate,
       trigger_concurrency: backlogConcurrency,
       trigger_errors: triggered.errors,
       trigger_error_samples: triggered.errorSamples,
@@ -625,7 +642,7 @@ async function benchFairness(ctx: BenchContext, settings: FlowControlSettings) {
         p50: ratio(duringSummary.p50, aloneSummary.p50),
         p99: ratio(duringSummary.p99, aloneSummary.p99),
       },
-      /** A's backlog of one key let through: its calls per second (one hot key's admissions). */
+      /** A's backlog let through: its calls per second (the admissions one workspace, or one hot key, sustains). */
       drain_ms: round(drainMs, 1),
       drain_per_sec: perSecond(slow.calls.length, drainMs),
     };
