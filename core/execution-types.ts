@@ -5,6 +5,7 @@
 import type { ContainerStep, Definition, LeafStep, TriggerType, WorkflowStep } from './definitions/schema';
 import type { ExecutionError } from './error-detail';
 import type { EventKind } from './event-types';
+import type { AdmissionResult, WorkspacePlaceResult } from './flow-control';
 
 /** Workflow type name of executions in Temporal. */
 export const EXECUTION_WORKFLOW_TYPE = 'execution';
@@ -47,6 +48,12 @@ export interface ExecutionInput {
    * recorded before the cap existed, so their histories replay as they were.
    */
   workspace_cap?: true;
+  /**
+   * Set on runs of a definition with `concurrency` or `throttle` triggered since its gates are asked by the
+   * run's first batch of steps (workers/workflows/admission.ts). Absent: each gate is a local activity of its
+   * own, as runs recorded before asked, so their histories replay as they were.
+   */
+  gates_in_batch?: true;
 }
 
 /** The event that started an execution of an event trigger. */
@@ -237,18 +244,39 @@ export interface StepBatch {
   /** Nested steps: the containers around them, stamped on every record. */
   path?: RunPath;
   /**
-   * The run's place under its workspace's cap (workers/workflows/workspace-cap.ts), folded into its top-level
-   * batches so that a run under the cap pays no local activity of its own: `acquire` asks for the place
-   * before any step (with the priority expression and what it reads); `release` gives it back when the
-   * batch ends the run (a failure, a stop, or every step through the end when `reaches_end`).
+   * The run's flow control gates (workers/workflows/admission.ts), folded into its top-level batches so
+   * that a run admitted at once pays no local activity of its own for them.
    */
-  workspace_place?: { acquire?: WorkspacePlaceAsk; release: true; reaches_end: boolean };
+  admission?: BatchAdmission;
 }
 
-/** What a run's place is asked with: its definition's priority expression and the input it reads. */
-export interface WorkspacePlaceAsk {
-  priority?: string;
-  input?: unknown;
+/**
+ * What a top-level batch does for its run's gates: `acquire` asks the gates not passed yet before any step
+ * (the definition's `concurrency`, then its `throttle`, then the workspace's cap; the batch stops at the
+ * first that queues or fails); `release` gives back what the run holds (the key gates' rows, its workspace
+ * place) when the batch ends the run: a failure, a stop, or every step through the end when `reaches_end`.
+ */
+export interface BatchAdmission {
+  acquire?: {
+    concurrency?: { workflow_id: string; limit: number; key?: string };
+    throttle?: { workflow_id: string; limit: number; period_ms: number; key?: string };
+    workspace?: true;
+    /** The definition's priority expression (over the batch's `context.input`). */
+    priority?: string;
+  };
+  release: { keys: boolean; workspace: boolean };
+  reaches_end: boolean;
+}
+
+/**
+ * The gates' answers, in the order asked, up to the first that is not `open` (or `unlimited`): `queued`
+ * (no step ran: the run waits for the gate's signal, then runs the batch again) or an evaluation error (no
+ * step ran; it fails the run).
+ */
+export interface BatchAdmissionAnswer {
+  concurrency?: AdmissionResult;
+  throttle?: AdmissionResult;
+  workspace?: WorkspacePlaceResult;
 }
 
 /**
@@ -268,13 +296,9 @@ export interface StepBatchResult {
    * (encrypted) details (docs/operations.md#what-stays-in-clear).
    */
   encrypted?: true;
-  /**
-   * The answer to `workspace_place.acquire`: `open`, `unlimited` (nothing to give back), `queued` (no step
-   * ran: the run waits for the `workspace_admitted` signal, then runs the batch again), or the priority's
-   * evaluation error (no step ran; it fails the run).
-   */
-  place?: { state: 'open' | 'queued' | 'unlimited' } | { error: ExecutionError };
-  /** The batch ended the run and gave its workspace place back (`workspace_place.release`). */
+  /** The answers to `admission.acquire`. */
+  admission?: BatchAdmissionAnswer;
+  /** The batch ended the run and gave back what it held (`admission.release`). */
   released?: true;
 }
 

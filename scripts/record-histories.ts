@@ -1106,13 +1106,29 @@ async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
   release();
   await expectEnd(stack, blocker, 'success', { api });
   await expectEnd(stack, admitted, 'success', { api });
-  // A definition with a gate of its own asks for its workspace place in an activity, after its key's.
+  // A definition with a gate of its own: one batch passes its key, then the workspace's cap.
   const keyed = await createWorkflow(api, {
     ...definition([httpStep('call', { method: 'POST', url: `${url}/cap/keyed` }, { retry: NO_RETRY })]),
     concurrency: { limit: 1 },
   });
   const gated = await trigger(api, keyed, {});
   await expectEnd(stack, gated, 'success', { api });
+  // A run whose first step is a container asks for its place in an activity of its own.
+  const container = await createWorkflow(
+    api,
+    definition([
+      {
+        id: 'both',
+        kind: 'parallel',
+        branches: [
+          { id: 'a', steps: [httpStep('a', { method: 'POST', url: `${url}/cap/a` }, { retry: NO_RETRY })] },
+          { id: 'b', steps: [httpStep('b', { method: 'POST', url: `${url}/cap/b` }, { retry: NO_RETRY })] },
+        ],
+      },
+    ]),
+  );
+  const contained = await trigger(api, container, {});
+  await expectEnd(stack, contained, 'success', { api });
   return [
     await captureExecution(
       stack,
@@ -1135,8 +1151,14 @@ async function recordWorkspaceCap(stack: Stack): Promise<Recorded[]> {
     await captureExecution(
       stack,
       'execution-workspace-cap-keyed',
-      'a workflow with `concurrency` in that workspace: `acquire_admission`, then `acquire_workspace_place` (open), `run_steps`, `release_admission` with its key and the workspace',
+      'a workflow with `concurrency` in that workspace (its input says `gates_in_batch`): its one `run_steps` passes the key (open), then the workspace cap (open), runs the step and gives both back',
       gated,
+    ),
+    await captureExecution(
+      stack,
+      'execution-workspace-cap-container',
+      'a workflow whose first step is a `parallel` in that workspace: `acquire_workspace_place` (open) in an activity of its own, the branches, `release_admission` with the workspace',
+      contained,
     ),
   ];
 }

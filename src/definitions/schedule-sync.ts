@@ -150,6 +150,8 @@ async function scheduledExecutionInput(
     input,
     // Synced once for many runs: each asks for its place, and the activity reads the cap in effect then.
     workspace_cap: true,
+    // As for a trigger: its first batch asks the definition's gates (workers/workflows/admission.ts).
+    ...((record.definition.concurrency || record.definition.throttle) && { gates_in_batch: true as const }),
   };
   // As for the trigger endpoint: the trigger step shows the input as written when defaults changed it.
   if (!isDeepStrictEqual(input, received)) executionInput.trigger.body = received;

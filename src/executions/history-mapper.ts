@@ -637,10 +637,13 @@ function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
     else if (signal === THROTTLE_ADMITTED_SIGNAL) started = true;
     else if (signal === WORKSPACE_ADMITTED_SIGNAL) workspaceGranted = true;
     const marker = localActivityResult(event);
-    // A run whose first batch asked for its workspace place (workers/workflows/workspace-cap.ts).
+    // A run whose batches pass its gates (workers/workflows/admission.ts): their answers, as the acquires'.
     if (marker?.type === STEP_BATCH_ACTIVITY) {
-      const place = (marker.result as StepBatchResult | undefined)?.place;
-      if (place && 'state' in place) workspaceQueued = place.state === 'queued';
+      const answers = (marker.result as StepBatchResult | undefined)?.admission;
+      const { concurrency, throttle, workspace } = answers ?? {};
+      if (concurrency && 'state' in concurrency && concurrency.state === 'open') placed = true;
+      if (throttle && 'state' in throttle && throttle.state === 'open') started = true;
+      if (workspace && 'state' in workspace) workspaceQueued = workspace.state === 'queued';
       continue;
     }
     const result = marker?.result as AdmissionResult | WorkspacePlaceResult | undefined;
@@ -668,13 +671,16 @@ function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admitted
   let lastGate: Date | null = null;
   for (const event of events) {
     const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
-    const type = signal === undefined ? localActivityResult(event)?.type : undefined;
+    const marker = signal === undefined ? localActivityResult(event) : undefined;
+    const type = marker?.type;
     if (
       signal === ADMITTED_SIGNAL ||
       signal === THROTTLE_ADMITTED_SIGNAL ||
       type === END_DEBOUNCE_ACTIVITY ||
       type === ACQUIRE_ADMISSION_ACTIVITY ||
-      type === ACQUIRE_THROTTLE_ACTIVITY
+      type === ACQUIRE_THROTTLE_ACTIVITY ||
+      // A batch that passed the run's gates (workers/workflows/admission.ts).
+      (type === STEP_BATCH_ACTIVITY && (marker?.result as StepBatchResult | undefined)?.admission)
     )
       lastGate = eventDate(event);
     const attributes =

@@ -102,6 +102,8 @@ export async function triggerExecution(
     )) !== null
   )
     executionInput.workspace_cap = true;
+  // Its first batch of steps asks its `concurrency` and `throttle` (workers/workflows/admission.ts).
+  if (record.definition.concurrency || record.definition.throttle) executionInput.gates_in_batch = true;
   if (debounced) {
     // An id derived from the request (a hook's delivery, an event) names a run only if this trigger makes
     // one; a repeat that joined another must still find that one: it is kept as an idempotency key (with a

@@ -5,6 +5,8 @@
  * the PostgreSQL server (TEST_DATABASE_URL), where the key's advisory lock serializes concurrent transactions.
  */
 import { expect } from 'chai';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { StepBatchResult } from '../../core/execution-types';
 import {
   definition,
   expectError,
@@ -182,6 +184,41 @@ for (const db of DB_KINDS) {
         callsTo(prefix).map((r) => r.path.split('/')[2]),
         'the failed step ran once',
       ).to.deep.equal(['a', 'b']);
+    });
+
+    it('passes the gates of a run admitted at once in its one batch of steps, and gives them back there', async () => {
+      const prefix = uniqueId('batched');
+      const workflowId = await callingWorkflow(prefix, {
+        concurrency: { limit: 5, key: 'input.customer' },
+        throttle: { limit: 100, period: '1m', key: 'input.customer' },
+      });
+      const id = await trigger(service.api(), workflowId, { customer: 'a', n: 1 });
+      expect((await waitForExecution(service.api(), id)).status).to.equal('success');
+      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
+      const markers = (history.events ?? []).flatMap((event) => {
+        const details = event.markerRecordedEventAttributes?.details;
+        const data = details?.['data']?.payloads?.[0]?.data;
+        if (!data) return [];
+        const { activity_type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
+        const result = defaultPayloadConverter.fromPayload<StepBatchResult>(details['result']!.payloads![0]!);
+        return [{ type: activity_type, result }];
+      });
+      expect(
+        markers.map((m) => m.type),
+        'one local activity: no acquire or release of its own',
+      ).to.deep.equal(['run_steps']);
+      const { admission, released } = markers[0]!.result;
+      expect(admission?.concurrency).to.deep.include({ state: 'open', key: 'a' });
+      expect(admission?.throttle).to.deep.include({ state: 'open', key: 'a' });
+      expect(admission?.workspace, "the workspace's cap, after the definition's gates").to.deep.equal({
+        state: 'open',
+      });
+      expect(released, 'the batch gave the places back').to.equal(true);
+      const rows = await service.runtime.services.db.query(
+        'select 1 from admissions where execution_id = $1',
+        [id],
+      );
+      expect(rows, 'no place left behind').to.have.length(0);
     });
 
     it('starts at most `limit` runs of a throttle key in any window of `period`, the rest queued in turn', async () => {

@@ -211,7 +211,7 @@ for (const db of DB_KINDS) {
       const [batch, ...more] = await batchResults(id);
       expect(more, 'one batch').to.have.length(0);
       // The trigger saw no cap: the run's input does not ask (no statement for the place at all).
-      expect(batch!.place, 'no place asked for').to.equal(undefined);
+      expect(batch!.admission, 'no place asked for').to.equal(undefined);
       expect(batch!.released, 'nothing to give back').to.equal(undefined);
       const rows = await service.runtime.services.db.query(
         'select 1 from workspace_admissions where workspace_id = $1',
@@ -229,7 +229,7 @@ for (const db of DB_KINDS) {
       expect((await waitForExecution(api, failed)).status).to.equal('failed');
       const [batch, ...more] = await batchResults(failed);
       expect(more, 'one batch: no release activity after it').to.have.length(0);
-      expect(batch!.place).to.deep.equal({ state: 'open' });
+      expect(batch!.admission).to.deep.equal({ workspace: { state: 'open' } });
       expect(batch!.released, 'the place given back by the failing batch').to.equal(true);
       const rows = await service.runtime.services.db.query(
         'select 1 from workspace_admissions where workspace_id = $1',

@@ -211,3 +211,5 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
     },
   };
 }
+
+export type AdmissionActivities = ReturnType<typeof createAdmissionActivities>;

@@ -98,10 +98,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     // Every step runs here first, as a local activity (see steps.ts).
     run_steps: createStepRunner({
-      places: {
-        acquire: (request) => admission.acquire_workspace_place(request),
-        release: (request) => admission.release_admission(request),
-      },
+      gates: admission,
       connector,
       ai,
       compute: deps.compute,

@@ -49,6 +49,7 @@ import {
   type HttpResponseOutput,
   type SleepOutput,
   type SleepRequestSpec,
+  type BatchAdmissionAnswer,
   type StepBatch,
   type StepBatchResult,
   type StepMeta,
@@ -61,7 +62,7 @@ import { metrics } from '../../platform/observability/metrics';
 import type { WorkspaceStepSlots } from './step-slots';
 import { wakeTime } from './sleep';
 import type { createEventWaits } from './event-waits';
-import type { ReleaseRequest, WorkspacePlaceRequest, WorkspacePlaceResult } from '../../core/flow-control';
+import type { AdmissionActivities } from './admission';
 
 export interface StepRunnerDeps {
   /** Threads for the evaluations that match regular expressions (evaluation.ts). */
@@ -80,11 +81,11 @@ export interface StepRunnerDeps {
   slots?: WorkspaceStepSlots;
   /** Files wait_for_event steps among their event's waiters (event-waits.ts). */
   eventWaits: Pick<ReturnType<typeof createEventWaits>, 'beginEventWait'>;
-  /** A run's place under its workspace's cap, when a batch takes or gives it back (admission.ts). */
-  places: {
-    acquire(request: WorkspacePlaceRequest): Promise<WorkspacePlaceResult>;
-    release(request: ReleaseRequest): Promise<void>;
-  };
+  /** A run's flow control gates, when its batches pass them and give back its places (admission.ts). */
+  gates: Pick<
+    AdmissionActivities,
+    'acquire_admission' | 'acquire_throttle' | 'acquire_workspace_place' | 'release_admission'
+  >;
 }
 
 /**
@@ -111,18 +112,9 @@ interface StepOutcome {
 export function createStepRunner(deps: StepRunnerDeps) {
   return async function run_steps(batch: StepBatch): Promise<StepBatchResult> {
     deps.onBatchBegin?.(batch.execution.id);
-    const ask = batch.workspace_place?.acquire;
-    let place: StepBatchResult['place'];
-    if (ask) {
-      place = await deps.places.acquire({
-        workspace_id: batch.workspace_id,
-        execution_id: batch.execution.id,
-        ...ask,
-      });
-      // Queued (or refused by its priority): no step runs before the run has its place.
-      if (!('state' in place) || place.state === 'queued')
-        return { records: [], next: CONTINUE, bytes: 0, place };
-    }
+    const admission = batch.admission?.acquire ? await passGates(batch, deps) : undefined;
+    // Held back at a gate (or refused by an expression): no step runs before the run passes them all.
+    if (admission?.held) return { records: [], next: CONTINUE, bytes: 0, admission: admission.answers };
     const context = batch.context;
     const records: StepRecord[] = [];
     let next: BatchNext = { kind: 'continue' };
@@ -145,15 +137,25 @@ export function createStepRunner(deps: StepRunnerDeps) {
     }
     const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
     if (deps.encryptsPayloads) result.encrypted = true;
-    if (place) result.place = place;
-    const heldPlace = batch.workspace_place && !(place && 'state' in place && place.state === 'unlimited');
-    if (heldPlace && endsRun(batch, next, records.length)) {
-      await deps.places.release({
-        execution_id: batch.execution.id,
-        keys: false,
-        workspace_id: batch.workspace_id,
-      });
-      result.released = true;
+    if (admission) result.admission = admission.answers;
+    if (batch.admission && endsRun(batch, next, records.length)) {
+      const { keys, workspace } = batch.admission.release;
+      // A workspace answered `unlimited` in this very batch holds no place.
+      const place =
+        workspace &&
+        !(
+          admission?.answers.workspace &&
+          'state' in admission.answers.workspace &&
+          admission.answers.workspace.state === 'unlimited'
+        );
+      if (keys || place) {
+        await deps.gates.release_admission({
+          execution_id: batch.execution.id,
+          ...(!keys && { keys: false }),
+          ...(place && { workspace_id: batch.workspace_id }),
+        });
+        result.released = true;
+      }
     }
     // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
     // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
@@ -169,12 +171,51 @@ export function createStepRunner(deps: StepRunnerDeps) {
 const CONTINUE: BatchNext = { kind: 'continue' };
 
 /**
+ * Passes the gates the batch asks (StepBatch.admission), in the workflow's order: the definition's
+ * `concurrency`, its `throttle`, the workspace's cap. Stops at the first that does not let the run through:
+ * `held` then, and the run waits for that gate's signal.
+ */
+async function passGates(
+  batch: StepBatch,
+  deps: StepRunnerDeps,
+): Promise<{ answers: BatchAdmissionAnswer; held: boolean }> {
+  const ask = batch.admission!.acquire!;
+  const answers: BatchAdmissionAnswer = {};
+  const run = { workspace_id: batch.workspace_id, execution_id: batch.execution.id };
+  const priority = ask.priority !== undefined ? { priority: ask.priority } : {};
+  const input = batch.context.input;
+  const through = (answer: { state: string } | { error: unknown }) =>
+    'state' in answer && answer.state !== 'queued';
+  if (ask.concurrency) {
+    answers.concurrency = await deps.gates.acquire_admission({
+      ...run,
+      ...ask.concurrency,
+      ...priority,
+      input,
+    });
+    if (!through(answers.concurrency)) return { answers, held: true };
+  }
+  if (ask.throttle) {
+    answers.throttle = await deps.gates.acquire_throttle({ ...run, ...ask.throttle, ...priority, input });
+    if (!through(answers.throttle)) return { answers, held: true };
+  }
+  if (ask.workspace) {
+    answers.workspace = await deps.gates.acquire_workspace_place({
+      ...run,
+      ...(ask.priority !== undefined && { priority: ask.priority, input }),
+    });
+    if (!through(answers.workspace)) return { answers, held: true };
+  }
+  return { answers, held: false };
+}
+
+/**
  * Whether the run ends after this top-level batch: a failure or a stop ends it, and so does the last step
  * of the definition gone through. What follows then (the output template, the closing event) needs no place.
  */
 function endsRun(batch: StepBatch, next: BatchNext, reached: number): boolean {
   if (next.kind === 'fail' || next.kind === 'stop') return true;
-  return next.kind === 'continue' && reached === batch.steps.length && batch.workspace_place!.reaches_end;
+  return next.kind === 'continue' && reached === batch.steps.length && batch.admission!.reaches_end;
 }
 
 function recordStepMetrics(kind: string, record: StepRecord, seconds: number): void {

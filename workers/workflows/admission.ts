@@ -7,6 +7,13 @@
  * `release_admission` gives its places to the next runs (execution.ts calls it in a scope no
  * cancellation interrupts).
  *
+ * Folded (foldIntoBatches): a run whose first act is a batch of steps asks its gates in that batch instead
+ * (`StepBatch.admission`): the batch passes them in the same order before any step, and the top-level batch
+ * that ends the run gives back what it holds. A run admitted at once then pays the statements and no local
+ * activity or history event of its own for flow control; held back at a gate, its batch runs no step, the
+ * run waits for the gate's signal (`queued` meanwhile) and runs the batch again, asking the gates left. A run
+ * that ends another way (a cancel, a failure inside a container) calls `release_admission` itself.
+ *
  * The signals' handlers are registered before the first await, so a signal that arrives before the
  * activity's answer (another run's release granted the place meanwhile) is kept. Deterministic code only.
  */
@@ -20,7 +27,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ExecutionError } from '../../core/error-detail';
-import type { ExecutionInput } from '../../core/execution-types';
+import type { BatchAdmission, ExecutionInput, StepBatchResult } from '../../core/execution-types';
 import { ADMITTED_SIGNAL, THROTTLE_ADMITTED_SIGNAL } from '../../core/flow-control';
 import { durationMs } from '../../core/step-defaults';
 import { QUEUED_ATTRIBUTE } from '../../core/search-attributes';
@@ -47,6 +54,12 @@ export interface Admission {
   keys: boolean;
   /** The workspace's cap; absent for a child run, which takes no place. */
   workspace?: WorkspacePlace;
+  /** Folded into the run's top-level batches: what they ask with (foldIntoBatches). */
+  folded?: { workflowId: string; definition: ExecutionInput['workflow']['definition'] };
+  /** SwitchyardQueued is true (a folded run waits at a gate). */
+  queued?: boolean;
+  /** A batch that ended the run gave back everything it held. */
+  released?: boolean;
 }
 
 /** Call before the workflow's first await: undefined when the run passes no gate (a child without keys). */
@@ -125,10 +138,97 @@ export async function admit(
 /** Gives the run's places back (and the free places to the queued runs), in one local activity. */
 export async function release(admission: Admission, input: ExecutionInput): Promise<void> {
   const workspace = admission.workspace?.held === true;
-  if (!admission.keys && !workspace) return;
+  if (admission.released || (!admission.keys && !workspace)) return;
   await release_admission({
     execution_id: workflowInfo().workflowId,
     ...(!admission.keys && { keys: false }),
     ...(workspace && { workspace_id: input.workspaceId }),
   });
+}
+
+/** Asks the run's gates in its top-level batches from now on (see above); its first await must be one. */
+export function foldIntoBatches(admission: Admission, input: ExecutionInput): void {
+  admission.folded = { workflowId: input.workflow.id, definition: input.workflow.definition };
+}
+
+/** What a top-level batch carries for a folded run: the gates not passed yet, and what to give back. */
+export function batchAdmission(admission: Admission, reachesEnd: boolean): BatchAdmission | undefined {
+  if (!admission.folded || admission.released) return undefined;
+  const { workflowId, definition } = admission.folded;
+  const { concurrency, throttle, priority } = definition;
+  const acquire: NonNullable<BatchAdmission['acquire']> = {};
+  if (concurrency && !admission.admitted) {
+    acquire.concurrency = {
+      workflow_id: workflowId,
+      limit: concurrency.limit,
+      ...(concurrency.key !== undefined && { key: concurrency.key }),
+    };
+  }
+  if (throttle && !admission.throttled) {
+    acquire.throttle = {
+      workflow_id: workflowId,
+      limit: throttle.limit,
+      period_ms: durationMs(throttle.period),
+      ...(throttle.key !== undefined && { key: throttle.key }),
+    };
+  }
+  const { workspace } = admission;
+  if (workspace && !workspace.granted) {
+    acquire.workspace = true;
+    // Held from the ask on, as takeWorkspacePlace: a cancel before the answer gives back any row it made.
+    workspace.held = true;
+  }
+  const asks = Object.keys(acquire).length > 0;
+  if (asks && priority !== undefined) acquire.priority = priority;
+  const release = { keys: admission.keys, workspace: workspace?.held === true };
+  if (!asks && !release.keys && !release.workspace) return undefined;
+  return { ...(asks && { acquire }), release, reaches_end: reachesEnd };
+}
+
+/**
+ * After a folded run's batch: `again` when a gate queued it (no step ran) and has since let it through (the
+ * run waited for the gate's signal, `queued` meanwhile); an evaluation error, which fails the run.
+ */
+export async function settleBatchAdmission(
+  admission: Admission,
+  result: StepBatchResult,
+): Promise<'again' | ExecutionError | undefined> {
+  if (result.released) admission.released = true;
+  const answers = result.admission ?? {};
+  const { workspace } = admission;
+  for (const gate of ['concurrency', 'throttle', 'workspace'] as const) {
+    const answer = answers[gate];
+    if (!answer) continue;
+    if ('error' in answer) {
+      if (gate === 'workspace' && workspace) workspace.held = false;
+      return answer.error;
+    }
+    if (answer.state === 'queued') {
+      const passed =
+        gate === 'concurrency'
+          ? () => admission.admitted
+          : gate === 'throttle'
+            ? () => admission.throttled
+            : () => workspace!.granted;
+      if (!passed()) {
+        if (!admission.queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: true }]);
+        admission.queued = true;
+        await condition(passed);
+      }
+      return 'again';
+    }
+    // Passed: later batches ask the gates left.
+    if (gate === 'concurrency') admission.admitted = true;
+    else if (gate === 'throttle') admission.throttled = true;
+    else if (workspace) {
+      workspace.granted = true;
+      if (answer.state === 'unlimited') workspace.held = false;
+    }
+  }
+  // Every gate passed: the batch ran its steps (in this workflow task, with this upsert).
+  if (admission.queued) {
+    upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: false }]);
+    admission.queued = false;
+  }
+  return undefined;
 }

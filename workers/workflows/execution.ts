@@ -48,8 +48,7 @@ import {
 import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
-import { admit, listenForAdmission, release, type Admission } from './admission';
-import { foldIntoFirstBatch } from './workspace-cap';
+import { admit, foldIntoBatches, listenForAdmission, release, type Admission } from './admission';
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import { closeDebounce, waitForQuiet } from './debounce';
 import { createRunner, remember, runList } from './interpreter';
@@ -156,10 +155,10 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
       await waitForQuiet(input);
       run.context.input = input.input;
     }
-    if (admission && foldsWorkspacePlace(admission, input, debounced)) {
-      // Its first batch asks for the place, and the batch that ends the run gives it back (workspace-cap.ts).
-      foldIntoFirstBatch(admission.workspace!, input);
-      run.place = admission.workspace;
+    if (admission && foldsAdmission(admission, input, debounced)) {
+      // Its first batch passes the gates, and the batch that ends the run gives back its places (admission.ts).
+      foldIntoBatches(admission, input);
+      run.admission = admission;
     } else if (admission) {
       const refused = await admit(admission, input, debounced);
       if (refused) return await failExecution(run, refused);
@@ -202,12 +201,12 @@ function waitingKeyOf(run: Run, request: ApprovalDecisionRequest): string | unde
 }
 
 /**
- * Whether the run's workspace place can be folded into its first batch: the workspace's cap is its only
- * gate, and its first await is that batch (no `execution.started` to emit first, no debounce wait, a step
- * that runs in a batch where it starts).
+ * Whether the run's gates can be folded into its batches (admission.ts): its first await is a top-level batch
+ * (no `execution.started` to emit first, no debounce wait, a step that runs in a batch where it starts), and
+ * its input says so for the definition's own gates (runs recorded before asked them in activities).
  */
-function foldsWorkspacePlace(admission: Admission, input: ExecutionInput, debounced: boolean): boolean {
-  if (!admission.workspace || admission.keys || debounced) return false;
+function foldsAdmission(admission: Admission, input: ExecutionInput, debounced: boolean): boolean {
+  if (debounced || (admission.keys && !input.gates_in_batch)) return false;
   if (input.emit_started !== false && !input.resume) return false;
   const steps = input.workflow.definition.steps;
   const first = input.resume ? steps.find((step) => step.id === input.resume!.from_step) : steps[0];

@@ -13,7 +13,7 @@ import type {
   RunPath,
 } from '../../core/execution-types';
 import type { EventKind } from '../../core/event-types';
-import type { WorkspacePlace } from './workspace-cap';
+import type { Admission } from './admission';
 
 /** One run's state, passed explicitly to every helper. */
 export interface Run {
@@ -39,8 +39,8 @@ export interface Run {
   emit(event: EventKind, status: string): Promise<void>;
   /** A retry: the runs of the failed top-level container that it keeps (ResumePoint.kept). */
   kept?: KeptRuns;
-  /** The run's place under its workspace's cap, when its top-level batches take and give it back. */
-  place?: WorkspacePlace;
+  /** The run's flow control gates, when its top-level batches pass them and give back what it holds. */
+  admission?: Admission;
 }
 
 /**

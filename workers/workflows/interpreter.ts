@@ -57,7 +57,7 @@ import { runSubWorkflow } from './containers/sub-workflow';
 import { sleepUntil } from './sleep';
 import { waitForEvent } from './event-wait';
 import { waitBegan, waitEnded } from './waiting';
-import { batchPlace, settleBatchPlace } from './workspace-cap';
+import { batchAdmission, settleBatchAdmission } from './admission';
 
 /**
  * Local activity results recorded in one workflow task, past which the next batch waits for a new task:
@@ -255,7 +255,8 @@ async function runBatch(
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   });
   const reportSubscriptions = reachesEnd || steps.some((step) => step.kind === 'approval');
-  const place = frame.path.length === 0 ? batchPlace(run.place, reachesEnd) : undefined;
+  const admission =
+    frame.path.length === 0 && run.admission ? batchAdmission(run.admission, reachesEnd) : undefined;
   const result = await run_steps({
     workspace_id: run.workspaceId,
     execution: run.context.execution,
@@ -263,15 +264,15 @@ async function runBatch(
     context: contextFor(frameContext(run, frame), steps),
     report_subscriptions: reportSubscriptions,
     ...(frame.path.length > 0 && { path: frame.path }),
-    ...(place && { workspace_place: place }),
+    ...(admission && { admission }),
   });
   const now = workflowInfo().historyLength;
   run.taskBytes = { task: now, bytes: (run.taskBytes.task === now ? run.taskBytes.bytes : 0) + result.bytes };
   if (result.subscribed) run.subscribed = { kinds: result.subscribed, task: now };
   if (result.encrypted) run.encrypted = true;
-  if (place && run.place) {
-    // The run's workspace place (workspace-cap.ts): queued, the batch ran no step and runs again once granted.
-    const settled = await settleBatchPlace(run.place, result);
+  if (admission && run.admission) {
+    // The run's gates (admission.ts): queued at one, the batch ran no step and runs again once let through.
+    const settled = await settleBatchAdmission(run.admission, result);
     if (settled === 'again') return runBatch(run, frame, steps, reachesEnd);
     if (settled) throw new StepFailure(settled);
   }
