@@ -975,7 +975,7 @@ async function recordFlowControl(stack: Stack): Promise<Recorded[]> {
     await captureExecution(
       stack,
       'execution-flow-control-admitted',
-      '`concurrency` 1 and a priority: `acquire_admission` answers queued, SwitchyardQueued upserted true, the `admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      '`concurrency` 1 and a priority (its input says `gates_in_batch`): the first `run_steps` answers the key queued and runs no step, SwitchyardQueued upserted true, the `admitted` signal, `run_steps` again: the workspace cap open, the connector step, the places given back; SwitchyardQueued false',
       admitted,
     ),
     await captureExecution(
@@ -1012,7 +1012,7 @@ async function recordThrottle(stack: Stack): Promise<Recorded[]> {
     await captureExecution(
       stack,
       'execution-throttle-waited',
-      '`concurrency` 2 and `throttle` 1 per 2s, the run after another: `acquire_admission` open, `acquire_throttle` queued, SwitchyardQueued true, the `throttle_admitted` signal, SwitchyardQueued false, the connector step, `release_admission`',
+      '`concurrency` 2 and `throttle` 1 per 2s (its input says `gates_in_batch`), the run after another: the first `run_steps` answers the key open and the throttle queued, no step; SwitchyardQueued true, the `throttle_admitted` signal, `run_steps` again: the workspace cap open, the connector step, the places given back; SwitchyardQueued false',
       second,
     ),
   ];
