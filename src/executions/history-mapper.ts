@@ -662,15 +662,18 @@ function wasAdmitted(input: ExecutionInput, events: HistoryEvent[]): boolean {
  * debounced run, queued from its first moment) or at its first upsert (admission.ts, held at a gate). It
  * was admitted by the last gate event before the upsert that set it false: the end of its debounce wait
  * (`end_debounce`), the `admitted` or `throttle_admitted` signal, or an acquire's answer (a run that took
- * its place after a wait, then found its throttle's window open). Both null for a run that never queued;
+ * its place after a wait, then found its throttle's window open), or, for gates passed in a batch of steps, the
+ * start of the workflow task that ran it. Both null for a run that never queued;
  * `admittedAt` null while it is queued, or when it ended queued (canceled).
  */
 function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admittedAt: Date | null } {
   let queuedAt: Date | null = null;
   let admittedAt: Date | null = null;
   let lastGate: Date | null = null;
+  let taskStarted: Date | null = null;
   for (const event of events) {
     const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    if (event.workflowTaskStartedEventAttributes) taskStarted = eventDate(event);
     const marker = signal === undefined ? localActivityResult(event) : undefined;
     const type = marker?.type;
     if (
@@ -678,11 +681,13 @@ function queueTimesOf(events: HistoryEvent[]): { queuedAt: Date | null; admitted
       signal === THROTTLE_ADMITTED_SIGNAL ||
       type === END_DEBOUNCE_ACTIVITY ||
       type === ACQUIRE_ADMISSION_ACTIVITY ||
-      type === ACQUIRE_THROTTLE_ACTIVITY ||
-      // A batch that passed the run's gates (workers/workflows/admission.ts).
-      (type === STEP_BATCH_ACTIVITY && (marker?.result as StepBatchResult | undefined)?.admission)
+      type === ACQUIRE_THROTTLE_ACTIVITY
     )
       lastGate = eventDate(event);
+    // A batch that passed the run's gates (workers/workflows/admission.ts) did so before its steps, in the
+    // workflow task that ran it: its marker is written after them, at the task's end.
+    else if (type === STEP_BATCH_ACTIVITY && (marker?.result as StepBatchResult | undefined)?.admission)
+      lastGate = taskStarted ?? eventDate(event);
     const attributes =
       event.workflowExecutionStartedEventAttributes?.searchAttributes ??
       event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes;
