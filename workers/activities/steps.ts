@@ -149,12 +149,22 @@ export function createStepRunner(deps: StepRunnerDeps) {
           admission.answers.workspace.state === 'unlimited'
         );
       if (keys || place) {
-        await deps.gates.release_admission({
+        // The steps ran: nothing may fail this activity now (a retry would run them again). Without the
+        // database's answer in time, the run's own `release_admission` gives the places back, retried.
+        const release = deps.gates.release_admission({
           execution_id: batch.execution.id,
           ...(!keys && { keys: false }),
           ...(place && { workspace_id: batch.workspace_id }),
         });
-        result.released = true;
+        try {
+          await withDeadline(release, DATABASE_WAIT_MS);
+          result.released = true;
+        } catch (error) {
+          Context.current().log.warn('The places are left to the run to give back', {
+            executionId: batch.execution.id,
+            error: String(error),
+          });
+        }
       }
     }
     // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
