@@ -569,13 +569,18 @@ async function wakeAllFloor(
 
 export async function benchEvents(ctx: BenchContext, settings = eventsSettingsFromEnv()) {
   const client = ctx.stack.runtime.services.temporal.client;
+  // The workspace and its workflows first: the floor worker's start (a process bundling its workflows) takes
+  // the machine for a few seconds, and a definition's schema compiles under a time limit.
+  const workspace = await freshWorkspace(ctx, settings.concurrency);
   progress('events: starting the floor worker');
   const floorWorker = await startFloorWorker({
     temporalAddress: ctx.stack.devServer.address,
     taskQueue: FLOOR_TASK_QUEUE,
     workflows: 'events-floor',
+  }).catch(async (error: unknown) => {
+    await workspace.api.close();
+    throw error;
   });
-  const workspace = await freshWorkspace(ctx, settings.concurrency);
   const floorPrefix = `events-floor-${randomBase62(6).toLowerCase()}`;
   try {
     const waiters = await startServiceWaiters(ctx, workspace, settings);
