@@ -7,6 +7,7 @@
  * never both see a free place and take it. A lock of the key rather than of a row: the key has no row of its
  * own, and the lock serializes only that key's changes.
  */
+import { metrics } from '../observability/metrics';
 import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
 
@@ -86,6 +87,23 @@ export async function acquireAdmission(
   db: Database,
   admission: NewAdmission,
 ): Promise<{ state: AdmissionState; granted: string[] }> {
+  // The common case in one statement (migration 017): the row the run has, or a free place and nobody queued.
+  const [fast] = await db.query<{ state: AdmissionState | 'opened' | null }>(
+    'select admission_try_open($1, $2, $3, $4, $5, $6) as state',
+    [
+      admission.execution_id,
+      admission.workspace_id,
+      admission.workflow_id,
+      admission.key,
+      admission.limit,
+      admission.priority,
+    ],
+  );
+  if (fast?.state === 'opened') {
+    metrics.admitted('concurrency', [0]);
+    return { state: 'open', granted: [] };
+  }
+  if (fast?.state) return { state: fast.state, granted: [] };
   return grantingTransaction(db, 'concurrency', async (tx, waits) => {
     await lockKey(tx, admission);
     const [existing] = await tx.query<{ state: AdmissionState }>(
@@ -144,6 +162,19 @@ export async function releaseAdmission(db: Database, executionId: string, seq?: 
     );
     return grantNext(tx, key, waits);
   });
+}
+
+/**
+ * A run ends: its throttle row and its admission row go, in one statement (migration 017), and when runs are
+ * queued on its key, the key's free places go to them. Returns the executions opened, which the caller
+ * signals.
+ */
+export async function releaseRunAdmission(db: Database, executionId: string): Promise<string[]> {
+  const [queued] = await db.query<AdmissionKey>(
+    'select workspace_id, workflow_id, key from admission_release($1)',
+    [executionId],
+  );
+  return queued ? grantKey(db, queued) : [];
 }
 
 /** Grants a key's free places (the sweeper: a limit raised, or a release that never ran). */

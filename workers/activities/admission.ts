@@ -13,8 +13,8 @@ import type { ComputePool } from '../../platform/compute/pool';
 import { workspaceEvaluator } from '../../platform/compute/evaluation';
 import type { CachedReads } from '../../platform/store/cached-reads';
 import type { Database } from '../../platform/store/db';
-import { acquireAdmission, releaseAdmission } from '../../platform/store/admissions';
-import { acquireThrottle, releaseThrottle } from '../../platform/store/throttles';
+import { acquireAdmission, releaseRunAdmission } from '../../platform/store/admissions';
+import { acquireThrottle } from '../../platform/store/throttles';
 import { acquireWorkspacePlace, releaseWorkspacePlace } from '../../platform/store/workspace-admissions';
 import {
   signalAdmitted,
@@ -181,8 +181,8 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
 
     async release_admission(request: ReleaseRequest): Promise<void> {
       if (request.keys !== false) {
-        await releaseThrottle(deps.db, request.execution_id);
-        const granted = await releaseAdmission(deps.db, request.execution_id);
+        // The throttle's row and the concurrency place, one statement unless runs queue on the key.
+        const granted = await releaseRunAdmission(deps.db, request.execution_id);
         // What could not be told now, the API's sweeper tells (its row keeps signaled_at unset).
         if (granted.length > 0) await signalAdmitted(deps.db, deps.client, granted);
       }
