@@ -88,16 +88,17 @@ export async function acquireAdmission(
   admission: NewAdmission,
 ): Promise<{ state: AdmissionState; granted: string[] }> {
   // The common case in one statement (migration 017): the row the run has, or a free place and nobody queued.
+  const row = [
+    admission.execution_id,
+    admission.workspace_id,
+    admission.workflow_id,
+    admission.key,
+    admission.limit,
+    admission.priority,
+  ];
   const [fast] = await db.query<{ state: AdmissionState | 'opened' | null }>(
     'select admission_try_open($1, $2, $3, $4, $5, $6) as state',
-    [
-      admission.execution_id,
-      admission.workspace_id,
-      admission.workflow_id,
-      admission.key,
-      admission.limit,
-      admission.priority,
-    ],
+    row,
   );
   if (fast?.state === 'opened') {
     metrics.admitted('concurrency', [0]);
@@ -114,14 +115,7 @@ export async function acquireAdmission(
     await tx.query(
       `insert into admissions (execution_id, workspace_id, workflow_id, key, concurrency_limit, priority, state)
        values ($1, $2, $3, $4, $5, $6, 'queued')`,
-      [
-        admission.execution_id,
-        admission.workspace_id,
-        admission.workflow_id,
-        admission.key,
-        admission.limit,
-        admission.priority,
-      ],
+      row,
     );
     const opened = await grantNext(tx, admission, waits);
     const own = opened.includes(admission.execution_id);

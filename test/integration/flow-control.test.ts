@@ -5,7 +5,6 @@
  * the PostgreSQL server (TEST_DATABASE_URL), where the key's advisory lock serializes concurrent transactions.
  */
 import { expect } from 'chai';
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { StepBatchResult } from '../../core/execution-types';
 import {
   definition,
@@ -20,6 +19,7 @@ import {
   callingWorkflow as sharedCallingWorkflow,
   holdNext as sharedHoldNext,
 } from '../support/flow-control';
+import { localActivityMarkers } from '../support/markers';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { DB_KINDS, startTestService, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -194,15 +194,10 @@ for (const db of DB_KINDS) {
       });
       const id = await trigger(service.api(), workflowId, { customer: 'a', n: 1 });
       expect((await waitForExecution(service.api(), id)).status).to.equal('success');
-      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
-      const markers = (history.events ?? []).flatMap((event) => {
-        const details = event.markerRecordedEventAttributes?.details;
-        const data = details?.['data']?.payloads?.[0]?.data;
-        if (!data) return [];
-        const { activity_type } = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
-        const result = defaultPayloadConverter.fromPayload<StepBatchResult>(details['result']!.payloads![0]!);
-        return [{ type: activity_type, result }];
-      });
+      const markers = await localActivityMarkers<StepBatchResult>(
+        service.runtime.services.temporal.client,
+        id,
+      );
       expect(
         markers.map((m) => m.type),
         'one local activity: no acquire or release of its own',

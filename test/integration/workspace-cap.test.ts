@@ -6,7 +6,6 @@
  * held back. Against the dev server, on embedded PGlite and on the PostgreSQL server (TEST_DATABASE_URL).
  */
 import { expect } from 'chai';
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { StepBatchResult } from '../../core/execution-types';
 import { setLimitOverrides } from '../../platform/store/workspace-limits';
 import {
@@ -19,6 +18,7 @@ import {
   waitForExecution,
   type ExecutionBody,
 } from '../support/fixtures';
+import { localActivityMarkers } from '../support/markers';
 import { Receiver, type ReceivedRequest } from '../support/receiver';
 import { DB_KINDS, startTestService, type ApiClient, type TestService } from '../support/stack';
 import { waitFor } from '../support/wait';
@@ -188,17 +188,10 @@ for (const db of DB_KINDS) {
     });
 
     /** The results of a run's `run_steps` local activities, in order, from its markers. */
-    async function batchResults(id: string): Promise<StepBatchResult[]> {
-      const history = await service.runtime.services.temporal.client.workflow.getHandle(id).fetchHistory();
-      return (history.events ?? []).flatMap((event) => {
-        const details = event.markerRecordedEventAttributes?.details;
-        const data = details?.['data']?.payloads?.[0]?.data;
-        if (!data) return [];
-        const marker = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string };
-        if (marker.activity_type !== 'run_steps') return [];
-        return [defaultPayloadConverter.fromPayload<StepBatchResult>(details['result']!.payloads![0]!)];
-      });
-    }
+    const batchResults = async (id: string): Promise<StepBatchResult[]> =>
+      (await localActivityMarkers<StepBatchResult>(service.runtime.services.temporal.client, id))
+        .filter((marker) => marker.type === 'run_steps')
+        .map((marker) => marker.result);
 
     it('spares the runs of a workspace set unlimited: no place asked for, none held', async () => {
       const prefix = uniqueId('unlimited');
