@@ -13,6 +13,7 @@ import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Services } from '../services';
 import { callTemporal, TEMPORAL_CALL_TIMEOUT_MS } from '../../platform/temporal/errors';
 import { visibilityString } from '../../platform/temporal/visibility-query';
@@ -48,9 +49,22 @@ export function pinnedBuildOf(
   return undefined;
 }
 
+/**
+ * How long a build with no poller listed at all is looked for again before the answer is "no worker". A
+ * worker that has just started makes its build current as soon as Temporal registered it, which one poll
+ * does; the task queue's description lists that poller a moment later. Measured on the dev server, on this
+ * machine with both cores busy: 95–214 ms after the worker's start returned with its build current. In that
+ * window every approval, cancellation and retry would otherwise be answered 503 although a worker serves
+ * them (a deploy's first moment). A build whose poller is listed but aged or stopped is not waited for.
+ */
+export const STARTING_WORKER_GRACE_MS = 1_000;
+const STARTING_WORKER_RECHECK_MS = 200;
+
 export interface TaskQueueWorkers {
   /** The builds with a worker that polled within POLLER_LIVENESS_MS and has not reported stopping since. */
   live: WorkerDeploymentVersion[];
+  /** The builds with a poller listed at all, live or not. */
+  listed: WorkerDeploymentVersion[];
   /** The build new runs go to (the deployment's current version), if the task queue has one. */
   current: WorkerDeploymentVersion | undefined;
   /** The build a share of new runs goes to while a rollout ramps, if any. */
@@ -75,10 +89,12 @@ async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
   ]);
   const now = Date.now();
   const live: WorkerDeploymentVersion[] = [];
+  const listed: WorkerDeploymentVersion[] = [];
   for (const poller of response.pollers ?? []) {
     const options = poller.deploymentOptions;
     const lastPoll = optionalTsToMs(poller.lastAccessTime);
     if (!options?.buildId || !options.deploymentName || lastPoll === undefined) continue;
+    listed.push(version(options.deploymentName, options.buildId));
     if (now - lastPoll > POLLER_LIVENESS_MS) continue;
     const last = lastHeartbeats.get(workerKey(poller.identity ?? '', options.buildId));
     if (last && !last.running && last.at >= lastPoll) continue;
@@ -88,6 +104,7 @@ async function taskQueueWorkers(services: Services): Promise<TaskQueueWorkers> {
   const ramps = (routing?.rampingVersionPercentage ?? 0) > 0;
   return {
     live,
+    listed,
     current: versionOf(routing?.currentDeploymentVersion),
     ramping: ramps ? versionOf(routing?.rampingDeploymentVersion) : undefined,
   };
@@ -133,9 +150,8 @@ async function lastWorkerHeartbeats(
 
 const workerKey = (identity: string, buildId: string): string => `${buildId}\n${identity}`;
 
-function isLive(workers: TaskQueueWorkers, build: WorkerDeploymentVersion): boolean {
-  return workers.live.some((v) => v.buildId === build.buildId && v.deploymentName === build.deploymentName);
-}
+const sameBuild = (a: WorkerDeploymentVersion, b: WorkerDeploymentVersion): boolean =>
+  a.buildId === b.buildId && a.deploymentName === b.deploymentName;
 
 /**
  * The build that would take the next workflow task of a run (`description`), or of a new run (none), when
@@ -149,10 +165,19 @@ export async function buildWithoutWorker(
   description?: WorkflowExecutionDescription,
 ): Promise<WorkerDeploymentVersion | undefined> {
   if (!services.config.workerVersioning) return undefined;
-  const workers = await taskQueueWorkers(services);
   const pinned = description && pinnedBuildOf(description);
-  const builds = pinned ? [pinned] : [workers.current, workers.ramping];
-  return builds.find((build) => build !== undefined && !isLive(workers, build));
+  const deadline = Date.now() + STARTING_WORKER_GRACE_MS;
+  for (;;) {
+    const workers = await taskQueueWorkers(services);
+    const builds = pinned ? [pinned] : [workers.current, workers.ramping];
+    const absent = builds.find(
+      (build) => build !== undefined && !workers.live.some((v) => sameBuild(v, build)),
+    );
+    // A build never listed may have a worker starting this moment (STARTING_WORKER_GRACE_MS).
+    const starting = absent && !workers.listed.some((v) => sameBuild(v, absent));
+    if (!starting || Date.now() + STARTING_WORKER_RECHECK_MS > deadline) return absent;
+    await sleep(STARTING_WORKER_RECHECK_MS);
+  }
 }
 
 /** Temporal's older string form of a version, `<deployment>.<build>` (a deployment name has no dot). */

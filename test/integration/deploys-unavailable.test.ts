@@ -213,6 +213,16 @@ describe('deploys: no worker of the build a run needs @integration', function ()
     });
   });
 
+  describe('a worker that has just started', () => {
+    it('counts as serving the moment its start returns with its build current', async () => {
+      // The build is current once one poll registered it; the task queue lists the poller a moment later.
+      await startBuild('build-fresh');
+      expect(await buildWithoutWorker(api.runtime.services), 'no worker of the current build').to.equal(
+        undefined,
+      );
+    });
+  });
+
   describe('a worker that crashed a moment ago', () => {
     /** `npm run start:worker` of the build in a child process, killed without a chance to say goodbye. */
     function startWorkerProcess(buildId: string): ChildProcess {
