@@ -10,6 +10,7 @@
 import { metrics } from '../observability/metrics';
 import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
+import { groupedStatement, type GroupedStatement } from './statement-groups';
 
 /** One concurrency key of a workflow: `key` null when the definition has no key expression. */
 export interface AdmissionKey {
@@ -96,15 +97,12 @@ export async function acquireAdmission(
     admission.limit,
     admission.priority,
   ];
-  const [fast] = await db.query<{ state: AdmissionState | 'opened' | null }>(
-    'select admission_try_open($1, $2, $3, $4, $5, $6) as state',
-    row,
-  );
-  if (fast?.state === 'opened') {
+  const fast = await groupsOf(db).tryOpen(admission);
+  if (fast === 'opened') {
     metrics.admitted('concurrency', [0]);
     return { state: 'open', granted: [] };
   }
-  if (fast?.state) return { state: fast.state, granted: [] };
+  if (fast) return { state: fast, granted: [] };
   return grantingTransaction(db, 'concurrency', async (tx, waits) => {
     await lockKey(tx, admission);
     const [existing] = await tx.query<{ state: AdmissionState }>(
@@ -164,11 +162,56 @@ export async function releaseAdmission(db: Database, executionId: string, seq?: 
  * signals.
  */
 export async function releaseRunAdmission(db: Database, executionId: string): Promise<string[]> {
-  const [queued] = await db.query<AdmissionKey>(
-    'select workspace_id, workflow_id, key from admission_release($1)',
-    [executionId],
-  );
+  const queued = await groupsOf(db).release(executionId);
   return queued ? grantKey(db, queued) : [];
+}
+
+/**
+ * The two one-statement paths of migration 017, grouped (statement-groups.ts) through migration 018's
+ * functions: the runs of this process that ask at the same moment share one statement.
+ */
+interface KeyGateGroups {
+  /** admission_try_open: the row's state, `opened`, or null (the transaction decides). */
+  tryOpen: GroupedStatement<NewAdmission, AdmissionState | 'opened' | null>;
+  /** admission_release: the key when runs are queued on it, else undefined. */
+  release: GroupedStatement<string, AdmissionKey | undefined>;
+}
+
+const keyGateGroups = new WeakMap<Database, KeyGateGroups>();
+
+function groupsOf(db: Database): KeyGateGroups {
+  let groups = keyGateGroups.get(db);
+  if (groups) return groups;
+  groups = {
+    tryOpen: groupedStatement(async (admissions) => {
+      const rows = await db.query<{ ord: string | number; state: AdmissionState | 'opened' | null }>(
+        `select ord, state from admission_try_open_many(
+           $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::integer[])`,
+        [
+          admissions.map((a) => a.execution_id),
+          admissions.map((a) => a.workspace_id),
+          admissions.map((a) => a.workflow_id),
+          admissions.map((a) => a.key),
+          admissions.map((a) => a.limit),
+          admissions.map((a) => a.priority),
+        ],
+      );
+      const states: (AdmissionState | 'opened' | null)[] = admissions.map(() => null);
+      for (const row of rows) states[Number(row.ord) - 1] = row.state;
+      return states;
+    }),
+    release: groupedStatement(async (executionIds) => {
+      // Distinct executions (one may be released twice at once: its batch and its own activity).
+      const rows = await db.query<AdmissionKey>(
+        'select workspace_id, workflow_id, key from admission_release_many($1::text[])',
+        [[...new Set(executionIds)]],
+      );
+      // Which execution freed a queued key does not matter: the key is granted once per answer.
+      return executionIds.map((_, index) => rows[index]);
+    }),
+  };
+  keyGateGroups.set(db, groups);
+  return groups;
 }
 
 /** Grants a key's free places (the sweeper: a limit raised, or a release that never ran). */

@@ -4,7 +4,9 @@
  * (priority, highest first, then arrival); a run asking twice for its place gets the state it already has; a
  * run's release (one statement, migration 017) takes its throttle row too and grants the next in line; and
  * concurrent acquires and releases never open more than the limit (on PostgreSQL, over a pool of
- * connections: the key's advisory lock serializes the one-statement paths and the transactions alike).
+ * connections: the key's advisory lock serializes the one-statement paths and the transactions alike). Runs
+ * that ask or end at the same moment share one statement (migration 018, platform/store/statement-groups.ts),
+ * and one run's failing request fails only that run.
  */
 import { expect } from 'chai';
 import {
@@ -175,5 +177,61 @@ for (const kind of DB_KINDS)
         expect(most, 'open at once').to.be.at.most(limit);
       }
       expect(await openCount(key)).to.equal(0);
+    });
+
+    /** `db`, counting the statements sent through it (a Database of its own: its own statement groups). */
+    function countingDb(): { db: Database; statements: () => number } {
+      let statements = 0;
+      const counted: Database = {
+        ...db,
+        query: (sql, params) => {
+          statements += 1;
+          return db.query(sql, params);
+        },
+      };
+      return { db: counted, statements: () => statements };
+    }
+
+    it('sends the acquires and releases of runs that ask at the same moment in shared statements', async () => {
+      const { db: counted, statements } = countingDb();
+      const runs = Array.from({ length: 20 }, (_, n) => ({ key: newKey(), id: `group-${keys}-${n}` }));
+      const answers = await Promise.all(
+        runs.map((run) => acquireAdmission(counted, admission(run.key, run.id, 1))),
+      );
+      expect(answers.map((a) => a.state)).to.deep.equal(runs.map(() => 'open'));
+      for (const run of runs) expect(await openCount(run.key), run.id).to.equal(1);
+      expect(statements(), '20 acquires').to.be.below(20);
+
+      const before = statements();
+      const granted = await Promise.all(runs.map((run) => releaseRunAdmission(counted, run.id)));
+      expect(granted.flat()).to.deep.equal([]);
+      for (const run of runs) expect(await openCount(run.key), run.id).to.equal(0);
+      expect(statements() - before, '20 releases').to.be.below(20);
+    });
+
+    it('answers each run of a shared statement as it would alone, a queued key included', async () => {
+      const busy = newKey();
+      await acquireAdmission(db, admission(busy, `${busy.key}-holder`, 1));
+      const free = newKey();
+      const [queued, open, again] = await Promise.all([
+        acquireAdmission(db, admission(busy, `${busy.key}-next`, 1)),
+        acquireAdmission(db, admission(free, `${free.key}-first`, 1)),
+        acquireAdmission(db, admission(busy, `${busy.key}-holder`, 1)),
+      ]);
+      expect(queued.state, 'behind the holder').to.equal('queued');
+      expect(open.state, 'a free key').to.equal('open');
+      expect(again.state, 'the holder asking again').to.equal('open');
+      expect(await releaseRunAdmission(db, `${busy.key}-holder`)).to.deep.equal([`${busy.key}-next`]);
+    });
+
+    it('fails only the run whose request the database refuses, not the others of its statement', async () => {
+      const key = newKey();
+      const unknownWorkspace = { ...newKey(), workspace_id: 'no-such-workspace' };
+      const [refused, open] = await Promise.allSettled([
+        acquireAdmission(db, admission(unknownWorkspace, `${key.key}-nowhere`, 1)),
+        acquireAdmission(db, admission(key, `${key.key}-fine`, 1)),
+      ]);
+      expect(refused.status, 'a run of a workspace that does not exist').to.equal('rejected');
+      expect(open).to.deep.equal({ status: 'fulfilled', value: { state: 'open', granted: [] } });
     });
   });
