@@ -12,9 +12,11 @@
  * which takes the lock and inserts the row open), and its release one more (`workspace_admission_release`:
  * the lock, the delete, and a grant only when runs are queued). A volatile PL/pgSQL function takes a new
  * snapshot for each query after the lock, so it is as race-safe as a transaction of several statements.
+ * Runs of one process that ask or end at the same moment share one statement (migration 018).
  */
 import type { LimitValue } from '../../core/workspace-limits';
 import type { Database, Queryable } from './db';
+import { groupedStatement, type GroupedStatement } from './statement-groups';
 
 export type WorkspaceAdmissionState = 'open' | 'queued';
 
@@ -76,10 +78,7 @@ export async function acquireWorkspacePlace(
   checkLimit(limit);
   // One statement: under the workspace's lock, the existing row, or a new one that the workspace's queue and
   // open count make open or queued (migration 016's function).
-  const [row] = (await db.query<{ state: WorkspaceAdmissionState; created: boolean }>(
-    'select state, created from workspace_admission_acquire($1, $2, $3, $4)',
-    [admission.execution_id, admission.workspace_id, admission.priority, limit],
-  )) as [{ state: WorkspaceAdmissionState; created: boolean }];
+  const row = await groupsOf(db).acquire(admission);
   if (row.state === 'open' || !row.created) return { state: row.state, granted: [] };
   // Queued behind others, or the workspace full: the free places (if any) go to the best rows, maybe this one.
   return db.transaction(async (tx) => {
@@ -108,11 +107,61 @@ export async function releaseWorkspacePlace(
   release: { execution_id: string; workspace_id: string; limit: LimitValue; seq?: string },
 ): Promise<string[]> {
   checkLimit(release.limit);
+  if (release.seq === undefined) return groupsOf(db).release(release);
   const rows = await db.query<{ execution_id: string }>(
     'select workspace_admission_release as execution_id from workspace_admission_release($1, $2, $3, $4)',
-    [release.execution_id, release.workspace_id, release.limit, release.seq ?? null],
+    [release.execution_id, release.workspace_id, release.limit, release.seq],
   );
   return rows.map((row) => row.execution_id);
+}
+
+/**
+ * The one-statement acquire and release of migration 016, grouped (statement-groups.ts) through migration
+ * 018's functions: the runs of this process that ask or end at the same moment share one statement.
+ */
+interface WorkspaceCapGroups {
+  acquire: GroupedStatement<NewWorkspaceAdmission, { state: WorkspaceAdmissionState; created: boolean }>;
+  /** A run's own release (no `seq`): the executions it opened. */
+  release: GroupedStatement<{ execution_id: string; workspace_id: string; limit: LimitValue }, string[]>;
+}
+
+const workspaceCapGroups = new WeakMap<Database, WorkspaceCapGroups>();
+
+function groupsOf(db: Database): WorkspaceCapGroups {
+  let groups = workspaceCapGroups.get(db);
+  if (groups) return groups;
+  groups = {
+    acquire: groupedStatement(async (admissions) => {
+      const rows = await db.query<{ ord: string | number; state: WorkspaceAdmissionState; created: boolean }>(
+        `select ord, state, created from workspace_admission_acquire_many(
+           $1::text[], $2::text[], $3::integer[], $4::integer[])`,
+        [
+          admissions.map((a) => a.execution_id),
+          admissions.map((a) => a.workspace_id),
+          admissions.map((a) => a.priority),
+          admissions.map((a) => a.limit),
+        ],
+      );
+      const answers: { state: WorkspaceAdmissionState; created: boolean }[] = [];
+      for (const row of rows) answers[Number(row.ord) - 1] = { state: row.state, created: row.created };
+      return answers;
+    }),
+    release: groupedStatement(async (releases) => {
+      const rows = await db.query<{ ord: string | number; execution_id: string }>(
+        `select ord, execution_id from workspace_admission_release_many($1::text[], $2::text[], $3::integer[])`,
+        [
+          releases.map((r) => r.execution_id),
+          releases.map((r) => r.workspace_id),
+          releases.map((r) => r.limit),
+        ],
+      );
+      const opened: string[][] = releases.map(() => []);
+      for (const row of rows) opened[Number(row.ord) - 1]!.push(row.execution_id);
+      return opened;
+    }),
+  };
+  workspaceCapGroups.set(db, groups);
+  return groups;
 }
 
 /** The workspace of an execution's row, or undefined when it has none. */

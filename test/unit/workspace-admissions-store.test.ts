@@ -148,5 +148,40 @@ for (const kind of DB_KINDS) {
       }
       expect(await workspaceAdmissionCounts(db, ws)).to.deep.equal({ open: 0, queued: 0 });
     });
+
+    it('sends the acquires and releases of runs that ask at the same moment in shared statements', async () => {
+      let statements = 0;
+      // A Database of its own (its own statement groups), counting what is sent through it.
+      const counted: Database = {
+        ...db,
+        query: (sql, params) => {
+          statements += 1;
+          return db.query(sql, params);
+        },
+      };
+      const spaces = await Promise.all(Array.from({ length: 10 }, () => newWorkspace()));
+      const runs = spaces.flatMap((ws) => [`${ws}-a`, `${ws}-b`].map((id) => ({ ws, id })));
+      const answers = await Promise.all(
+        runs.map(({ ws, id }) =>
+          acquireWorkspacePlace(counted, { workspace_id: ws, execution_id: id, limit: 1, priority: 0 }),
+        ),
+      );
+      expect(answers.map((a) => a.state)).to.deep.equal(
+        runs.map((_, n) => (n % 2 === 0 ? 'open' : 'queued')),
+      );
+      expect(statements, '20 acquires').to.be.below(20);
+
+      const before = statements;
+      const firsts = runs.filter((_, n) => n % 2 === 0);
+      const granted = await Promise.all(
+        firsts.map(({ ws, id }) =>
+          releaseWorkspacePlace(counted, { workspace_id: ws, execution_id: id, limit: 1 }),
+        ),
+      );
+      expect(granted, 'each release grants its workspace`s queued run').to.deep.equal(
+        firsts.map(({ ws }) => [`${ws}-b`]),
+      );
+      expect(statements - before, '10 releases').to.be.below(10);
+    });
   });
 }
