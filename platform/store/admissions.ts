@@ -10,7 +10,7 @@
 import { metrics } from '../observability/metrics';
 import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
-import { groupedStatement, type GroupedStatement } from './statement-groups';
+import { groupedStatement, groupsPerDatabase, type GroupedStatement } from './statement-groups';
 
 /** One concurrency key of a workflow: `key` null when the definition has no key expression. */
 export interface AdmissionKey {
@@ -177,42 +177,34 @@ interface KeyGateGroups {
   release: GroupedStatement<string, AdmissionKey | undefined>;
 }
 
-const keyGateGroups = new WeakMap<Database, KeyGateGroups>();
-
-function groupsOf(db: Database): KeyGateGroups {
-  let groups = keyGateGroups.get(db);
-  if (groups) return groups;
-  groups = {
-    tryOpen: groupedStatement(async (admissions) => {
-      const rows = await db.query<{ ord: string | number; state: AdmissionState | 'opened' | null }>(
-        `select ord, state from admission_try_open_many(
+const groupsOf = groupsPerDatabase<KeyGateGroups>((db) => ({
+  tryOpen: groupedStatement(async (admissions) => {
+    const rows = await db.query<{ ord: string | number; state: AdmissionState | 'opened' | null }>(
+      `select ord, state from admission_try_open_many(
            $1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::integer[])`,
-        [
-          admissions.map((a) => a.execution_id),
-          admissions.map((a) => a.workspace_id),
-          admissions.map((a) => a.workflow_id),
-          admissions.map((a) => a.key),
-          admissions.map((a) => a.limit),
-          admissions.map((a) => a.priority),
-        ],
-      );
-      const states: (AdmissionState | 'opened' | null)[] = admissions.map(() => null);
-      for (const row of rows) states[Number(row.ord) - 1] = row.state;
-      return states;
-    }),
-    release: groupedStatement(async (executionIds) => {
-      // Distinct executions (one may be released twice at once: its batch and its own activity).
-      const rows = await db.query<AdmissionKey>(
-        'select workspace_id, workflow_id, key from admission_release_many($1::text[])',
-        [[...new Set(executionIds)]],
-      );
-      // Which execution freed a queued key does not matter: the key is granted once per answer.
-      return executionIds.map((_, index) => rows[index]);
-    }),
-  };
-  keyGateGroups.set(db, groups);
-  return groups;
-}
+      [
+        admissions.map((a) => a.execution_id),
+        admissions.map((a) => a.workspace_id),
+        admissions.map((a) => a.workflow_id),
+        admissions.map((a) => a.key),
+        admissions.map((a) => a.limit),
+        admissions.map((a) => a.priority),
+      ],
+    );
+    const states: (AdmissionState | 'opened' | null)[] = admissions.map(() => null);
+    for (const row of rows) states[Number(row.ord) - 1] = row.state;
+    return states;
+  }),
+  release: groupedStatement(async (executionIds) => {
+    // Distinct executions (one may be released twice at once: its batch and its own activity).
+    const rows = await db.query<AdmissionKey>(
+      'select workspace_id, workflow_id, key from admission_release_many($1::text[])',
+      [[...new Set(executionIds)]],
+    );
+    // Which execution freed a queued key does not matter: the key is granted once per answer.
+    return executionIds.map((_, index) => rows[index]);
+  }),
+}));
 
 /** Grants a key's free places (the sweeper: a limit raised, or a release that never ran). */
 export async function grantKey(db: Database, key: AdmissionKey): Promise<string[]> {

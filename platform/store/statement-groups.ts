@@ -12,6 +12,7 @@
  */
 import DataLoader from 'dataloader';
 import { AppError } from '../errors';
+import type { Database } from './db';
 
 /** At most this many requests in one statement (its arrays stay small, its locks few). */
 export const MAX_GROUP = 64;
@@ -69,6 +70,24 @@ async function answer<Request, Result>(
       ),
     );
   }
+}
+
+/**
+ * One set of grouped statements per Database (`create` makes it on first use): requests group only with
+ * those sent through the same database.
+ */
+export function groupsPerDatabase<Groups extends object>(
+  create: (db: Database) => Groups,
+): (db: Database) => Groups {
+  const made = new WeakMap<Database, Groups>();
+  return (db) => {
+    let groups = made.get(db);
+    if (!groups) {
+      groups = create(db);
+      made.set(db, groups);
+    }
+    return groups;
+  };
 }
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

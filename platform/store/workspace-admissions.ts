@@ -16,7 +16,7 @@
  */
 import type { LimitValue } from '../../core/workspace-limits';
 import type { Database, Queryable } from './db';
-import { groupedStatement, type GroupedStatement } from './statement-groups';
+import { groupedStatement, groupsPerDatabase, type GroupedStatement } from './statement-groups';
 
 export type WorkspaceAdmissionState = 'open' | 'queued';
 
@@ -125,44 +125,36 @@ interface WorkspaceCapGroups {
   release: GroupedStatement<{ execution_id: string; workspace_id: string; limit: LimitValue }, string[]>;
 }
 
-const workspaceCapGroups = new WeakMap<Database, WorkspaceCapGroups>();
-
-function groupsOf(db: Database): WorkspaceCapGroups {
-  let groups = workspaceCapGroups.get(db);
-  if (groups) return groups;
-  groups = {
-    acquire: groupedStatement(async (admissions) => {
-      const rows = await db.query<{ ord: string | number; state: WorkspaceAdmissionState; created: boolean }>(
-        `select ord, state, created from workspace_admission_acquire_many(
+const groupsOf = groupsPerDatabase<WorkspaceCapGroups>((db) => ({
+  acquire: groupedStatement(async (admissions) => {
+    const rows = await db.query<{ ord: string | number; state: WorkspaceAdmissionState; created: boolean }>(
+      `select ord, state, created from workspace_admission_acquire_many(
            $1::text[], $2::text[], $3::integer[], $4::integer[])`,
-        [
-          admissions.map((a) => a.execution_id),
-          admissions.map((a) => a.workspace_id),
-          admissions.map((a) => a.priority),
-          admissions.map((a) => a.limit),
-        ],
-      );
-      const answers: { state: WorkspaceAdmissionState; created: boolean }[] = [];
-      for (const row of rows) answers[Number(row.ord) - 1] = { state: row.state, created: row.created };
-      return answers;
-    }),
-    release: groupedStatement(async (releases) => {
-      const rows = await db.query<{ ord: string | number; execution_id: string }>(
-        `select ord, execution_id from workspace_admission_release_many($1::text[], $2::text[], $3::integer[])`,
-        [
-          releases.map((r) => r.execution_id),
-          releases.map((r) => r.workspace_id),
-          releases.map((r) => r.limit),
-        ],
-      );
-      const opened: string[][] = releases.map(() => []);
-      for (const row of rows) opened[Number(row.ord) - 1]!.push(row.execution_id);
-      return opened;
-    }),
-  };
-  workspaceCapGroups.set(db, groups);
-  return groups;
-}
+      [
+        admissions.map((a) => a.execution_id),
+        admissions.map((a) => a.workspace_id),
+        admissions.map((a) => a.priority),
+        admissions.map((a) => a.limit),
+      ],
+    );
+    const answers: { state: WorkspaceAdmissionState; created: boolean }[] = [];
+    for (const row of rows) answers[Number(row.ord) - 1] = { state: row.state, created: row.created };
+    return answers;
+  }),
+  release: groupedStatement(async (releases) => {
+    const rows = await db.query<{ ord: string | number; execution_id: string }>(
+      `select ord, execution_id from workspace_admission_release_many($1::text[], $2::text[], $3::integer[])`,
+      [
+        releases.map((r) => r.execution_id),
+        releases.map((r) => r.workspace_id),
+        releases.map((r) => r.limit),
+      ],
+    );
+    const opened: string[][] = releases.map(() => []);
+    for (const row of rows) opened[Number(row.ord) - 1]!.push(row.execution_id);
+    return opened;
+  }),
+}));
 
 /** The workspace of an execution's row, or undefined when it has none. */
 export async function workspaceOfAdmission(db: Queryable, executionId: string): Promise<string | undefined> {

@@ -17,6 +17,7 @@ import {
   type NewAdmission,
 } from '../../platform/store/admissions';
 import { openDatabase, type Database } from '../../platform/store/db';
+import { countingStatements } from '../support/database';
 import { migrate } from '../../platform/store/migrate';
 import { createWorkspace } from '../../platform/store/workspaces';
 import { createPostgresDatabase, DB_KINDS, tempDir } from '../support/stack';
@@ -179,34 +180,22 @@ for (const kind of DB_KINDS)
       expect(await openCount(key)).to.equal(0);
     });
 
-    /** `db`, counting the statements sent through it (a Database of its own: its own statement groups). */
-    function countingDb(): { db: Database; statements: () => number } {
-      let statements = 0;
-      const counted: Database = {
-        ...db,
-        query: (sql, params) => {
-          statements += 1;
-          return db.query(sql, params);
-        },
-      };
-      return { db: counted, statements: () => statements };
-    }
-
     it('sends the acquires and releases of runs that ask at the same moment in shared statements', async () => {
-      const { db: counted, statements } = countingDb();
+      // A Database of its own (its own statement groups), counting what is sent through it.
+      const { db: counted, statements } = countingStatements(db);
       const runs = Array.from({ length: 20 }, (_, n) => ({ key: newKey(), id: `group-${keys}-${n}` }));
       const answers = await Promise.all(
         runs.map((run) => acquireAdmission(counted, admission(run.key, run.id, 1))),
       );
       expect(answers.map((a) => a.state)).to.deep.equal(runs.map(() => 'open'));
       for (const run of runs) expect(await openCount(run.key), run.id).to.equal(1);
-      expect(statements(), '20 acquires').to.be.below(20);
+      expect(statements.length, '20 acquires').to.be.below(20);
 
-      const before = statements();
+      const before = statements.length;
       const granted = await Promise.all(runs.map((run) => releaseRunAdmission(counted, run.id)));
       expect(granted.flat()).to.deep.equal([]);
       for (const run of runs) expect(await openCount(run.key), run.id).to.equal(0);
-      expect(statements() - before, '20 releases').to.be.below(20);
+      expect(statements.length - before, '20 releases').to.be.below(20);
     });
 
     it('answers each run of a shared statement as it would alone, a queued key included', async () => {
