@@ -10,7 +10,12 @@
 import { metrics } from '../observability/metrics';
 import { grantingTransaction, type Waits } from './admission-waits';
 import type { Database, Queryable } from './db';
-import { groupedStatement, groupsPerDatabase, type GroupedStatement } from './statement-groups';
+import {
+  groupedStatement,
+  groupsInFlight,
+  groupsPerDatabase,
+  type GroupedStatement,
+} from './statement-groups';
 
 /** One concurrency key of a workflow: `key` null when the definition has no key expression. */
 export interface AdmissionKey {
@@ -194,7 +199,7 @@ const groupsOf = groupsPerDatabase<KeyGateGroups>((db) => ({
     const states: (AdmissionState | 'opened' | null)[] = admissions.map(() => null);
     for (const row of rows) states[Number(row.ord) - 1] = row.state;
     return states;
-  }),
+  }, groupsInFlight(db)),
   release: groupedStatement(async (executionIds) => {
     // Distinct executions (one may be released twice at once: its batch and its own activity).
     const rows = await db.query<AdmissionKey>(
@@ -203,7 +208,7 @@ const groupsOf = groupsPerDatabase<KeyGateGroups>((db) => ({
     );
     // Which execution freed a queued key does not matter: the key is granted once per answer.
     return executionIds.map((_, index) => rows[index]);
-  }),
+  }, groupsInFlight(db)),
 }));
 
 /** Grants a key's free places (the sweeper: a limit raised, or a release that never ran). */

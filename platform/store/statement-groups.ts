@@ -17,32 +17,46 @@ import type { Database } from './db';
 /** At most this many requests in one statement (its arrays stay small, its locks few). */
 export const MAX_GROUP = 64;
 
+/** Groups of one statement in flight at once on a PostgreSQL server (of its pool's connections, 10 by default). */
+const SERVER_GROUPS_IN_FLIGHT = 4;
+
+/** How many groups `db` takes at once: PGlite runs one statement at a time. */
+export const groupsInFlight = (db: Database): number => (db.kind === 'pglite' ? 1 : SERVER_GROUPS_IN_FLIGHT);
+
 export type GroupedStatement<Request, Result> = (request: Request) => Promise<Result>;
 
-/** `run` answers each request of a group, in order. */
+/**
+ * `run` answers each request of a group, in order. At most `inFlight` groups are sent at once: 1 on PGlite
+ * (one statement at a time anyway); a few on a server, so that a group waiting for one key's lock does not
+ * hold up every other request of the process.
+ */
 export function groupedStatement<Request, Result>(
   run: (requests: readonly Request[]) => Promise<Result[]>,
+  inFlight = 1,
 ): GroupedStatement<Request, Result> {
-  let inFlight: Promise<void> | undefined;
+  // Groups sent or about to be (their dispatch scheduled), at most `inFlight`; the others wait their turn.
+  let busy = 0;
+  const waiting: (() => void)[] = [];
   const loader = new DataLoader<Request, Result>(
     async (requests) => {
-      const answered = answer(run, requests);
-      const settled = answered.then(
-        () => undefined,
-        () => undefined,
-      );
-      inFlight = settled;
-      void settled.then(() => {
-        if (inFlight === settled) inFlight = undefined;
-      });
-      return answered;
+      try {
+        return await answer(run, requests);
+      } finally {
+        // The freed place goes to the next waiting group, else it is free.
+        const next = waiting.shift();
+        if (next) next();
+        else busy -= 1;
+      }
     },
     {
       cache: false,
       maxBatchSize: MAX_GROUP,
+      // The group forming now is sent once a place is free; requests join it until then.
       batchScheduleFn: (dispatch) => {
-        if (inFlight) void inFlight.then(dispatch);
-        else setImmediate(dispatch);
+        if (busy < inFlight) {
+          busy += 1;
+          setImmediate(dispatch);
+        } else waiting.push(dispatch);
       },
     },
   );

@@ -16,7 +16,12 @@
  */
 import type { LimitValue } from '../../core/workspace-limits';
 import type { Database, Queryable } from './db';
-import { groupedStatement, groupsPerDatabase, type GroupedStatement } from './statement-groups';
+import {
+  groupedStatement,
+  groupsInFlight,
+  groupsPerDatabase,
+  type GroupedStatement,
+} from './statement-groups';
 
 export type WorkspaceAdmissionState = 'open' | 'queued';
 
@@ -140,7 +145,7 @@ const groupsOf = groupsPerDatabase<WorkspaceCapGroups>((db) => ({
     const answers: { state: WorkspaceAdmissionState; created: boolean }[] = [];
     for (const row of rows) answers[Number(row.ord) - 1] = { state: row.state, created: row.created };
     return answers;
-  }),
+  }, groupsInFlight(db)),
   release: groupedStatement(async (releases) => {
     const rows = await db.query<{ ord: string | number; execution_id: string }>(
       `select ord, execution_id from workspace_admission_release_many($1::text[], $2::text[], $3::integer[])`,
@@ -153,7 +158,7 @@ const groupsOf = groupsPerDatabase<WorkspaceCapGroups>((db) => ({
     const opened: string[][] = releases.map(() => []);
     for (const row of rows) opened[Number(row.ord) - 1]!.push(row.execution_id);
     return opened;
-  }),
+  }, groupsInFlight(db)),
 }));
 
 /** The workspace of an execution's row, or undefined when it has none. */
