@@ -137,6 +137,10 @@ export async function createExecutionWorker(options: ExecutionWorkerOptions): Pr
       ...createActivities({
         ...options,
         localCallSlotsPerWorkspace: options.tuning.localCallSlotsPerWorkspace,
+        // Half the slots a call holds (its local activity's, its run's workflow task's) stay for the shares.
+        localCallsBorrowable: Math.floor(
+          Math.min(options.tuning.workflowTaskSlots, options.tuning.localActivitySlots) / 2,
+        ),
         encryptsPayloads,
         client: new Client({ connection: options.connection, namespace: options.namespace, dataConverter }),
       }),

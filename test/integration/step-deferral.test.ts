@@ -15,7 +15,10 @@ describe('step deferral past a workspace share of the worker', function () {
   let service: TestService;
   let receiver: Receiver;
   before(async function () {
-    service = await startTestService({ env: { WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE: '1' } });
+    // A share of one call, and nothing to borrow past it: half of two local activity slots is one call.
+    service = await startTestService({
+      env: { WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE: '1', WORKER_LOCAL_ACTIVITY_SLOTS: '2' },
+    });
     receiver = await Receiver.start();
     receiver.replyAlways((request) =>
       request.path === '/slow'

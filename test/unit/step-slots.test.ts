@@ -15,6 +15,27 @@ describe("a workspace's share of the worker's step calls", () => {
     expect(slots.tryAcquire('a'), 'a released one: it may take it again').to.be.a('function');
   });
 
+  it('lets a workspace past its share borrow while the worker`s calls in all stay under the borrowing bound', () => {
+    const slots = new WorkspaceStepSlots(2, 4);
+    const a = [1, 2, 3, 4].map(() => slots.tryAcquire('a'));
+    expect(
+      a.every((release) => typeof release === 'function'),
+      'a: its two, and two borrowed',
+    ).to.equal(true);
+    expect(slots.tryAcquire('a'), 'a fifth of a: the bound reached').to.equal(undefined);
+    const b = [slots.tryAcquire('b'), slots.tryAcquire('b')];
+    expect(
+      b.every((release) => typeof release === 'function'),
+      'b still has its whole share',
+    ).to.equal(true);
+    expect(slots.tryAcquire('b'), 'b past its share cannot borrow either').to.equal(undefined);
+    a[0]!();
+    b[0]!();
+    expect(slots.tryAcquire('a'), 'still four calls: a may not borrow').to.equal(undefined);
+    b[1]!();
+    expect(slots.tryAcquire('a'), 'three calls now: a borrows again').to.be.a('function');
+  });
+
   it('counts a release once', () => {
     const slots = new WorkspaceStepSlots(1);
     const release = slots.tryAcquire('a')!;

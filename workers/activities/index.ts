@@ -62,6 +62,8 @@ export interface ActivityDeps {
    * (WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE, step-slots.ts); absent: no cap.
    */
   localCallSlotsPerWorkspace?: number;
+  /** The worker's calls in all under which a workspace past its share may still take one (step-slots.ts). */
+  localCallsBorrowable?: number;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -107,7 +109,7 @@ export function createActivities(deps: ActivityDeps) {
       subscribedEventKinds: (workspaceId) => deps.reads.subscribedEventKinds(workspaceId),
       eventWaits,
       ...(deps.localCallSlotsPerWorkspace !== undefined && {
-        slots: new WorkspaceStepSlots(deps.localCallSlotsPerWorkspace),
+        slots: new WorkspaceStepSlots(deps.localCallSlotsPerWorkspace, deps.localCallsBorrowable),
       }),
     }),
     // Ends a wait_for_event's wait, woken or not (event-waits.ts).
