@@ -127,11 +127,13 @@ export async function evaluateExpression(
 ): Promise<unknown> {
   const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
   const guard = new Guard(effective, budget);
-  budget.start();
-  const [key, instance] = await takeInstance(expression, effective);
-  instance.holder.guard = guard;
+  await budget.enter();
+  let taken: [string, Instance] | undefined;
   let failed = false;
   try {
+    taken = await takeInstance(expression, effective);
+    const instance = taken[1];
+    instance.holder.guard = guard;
     const result = (await instance.compiled.evaluate(context)) as unknown;
     // The result goes on into templates, history and API responses: it must be of bounded size too.
     if (typeof result === 'object' && result !== null) guard.measure(result);
@@ -141,9 +143,9 @@ export async function evaluateExpression(
     failed = true;
     throw toExpressionError(expression, guard.failure ?? error);
   } finally {
-    budget.stop();
+    budget.leave();
     // An instance whose evaluation was cut short may hold state mid-way: it is not reused.
-    if (!failed) returnInstance(key, instance);
+    if (!failed && taken) returnInstance(...taken);
   }
 }
 

@@ -1,6 +1,9 @@
+import type { EvaluationTurns } from './turns';
+
 /**
  * The limits of an expression evaluation (docs/definitions.md#limits): counts, sizes and a work budget, so
- * that no expression can loop, recurse or allocate without bound. Deterministic: counts, never clocks.
+ * that no expression can loop, recurse or allocate without bound. The counts decide (the same definition
+ * fails the same way however busy the machine is); a time limit backs them up.
  */
 export interface EvaluationLimits {
   /** Maximum number of expression nodes evaluated. */
@@ -37,42 +40,70 @@ export const DEFAULT_LIMITS: EvaluationLimits = {
   maxActiveMs: 1000,
 };
 
-/** How a long evaluation gives way: `pause()` is awaited every `every` evaluation steps. */
-export interface Pauser {
+/** How a thread's evaluations give way to each other and measure their time (platform/compute/evaluation.ts). */
+export interface EvaluationThread {
+  /** Evaluation steps between two pauses. */
   every: number;
-  pause: () => Promise<void>;
+  /** One evaluation's slice at a time, in turn (turns.ts). */
+  turns: EvaluationTurns;
+  /** The thread's CPU time in ms, where the platform can read it (see EvaluationBudget.elapsedMs). */
+  cpuMs?: () => number;
 }
 
 /** Evaluation steps between two looks at the clock (reading it costs more than a step). */
 const CLOCK_EVERY_STEPS = 256;
+/**
+ * Time an evaluation is measured on the wall clock before the thread's CPU time counts instead: reading
+ * the CPU clock costs a few microseconds, as much as a short evaluation, so only long ones read it.
+ */
+const WALL_CLOCK_FOR_MS = 20;
 
 /**
  * The steps, work and time evaluations have used: one per evaluation by default. A step shares one across
  * all its evaluations (`if`, rules, templates), so its limits hold for the step as a whole. Time counts
- * from `start()` and leaves out the pauses, when other work had the thread.
+ * what the evaluations ran, without the pauses in which other work had the thread: on the wall clock for
+ * the first WALL_CLOCK_FOR_MS, then as the thread's CPU time where the platform reads it, so that a
+ * machine busy with other processes cannot make an evaluation look long.
  */
 export class EvaluationBudget {
   steps = 0;
   work = 0;
-  private activeMs = 0;
-  private sliceStart: number | undefined;
+  /** Time of the slices that ended. */
+  private spentMs = 0;
+  private wallStart: number | undefined;
+  private cpuStart: number | undefined;
+  private onCpuClock = false;
 
-  constructor(private readonly pauser?: Pauser) {}
+  constructor(private readonly thread?: EvaluationThread) {}
 
-  /** Starts (or goes on) counting time; evaluateExpression calls it. */
-  start(): void {
-    this.sliceStart ??= performance.now();
+  /** Waits for the thread's turn, then counts time; evaluateExpression calls it before evaluating. */
+  enter(): Promise<void> | undefined {
+    const turn = this.thread?.turns.take();
+    if (turn === undefined) {
+      this.start();
+      return undefined;
+    }
+    return turn.then(() => this.start());
   }
 
-  /** Stops counting time until the next start(). */
-  stop(): void {
-    if (this.sliceStart !== undefined) this.activeMs += performance.now() - this.sliceStart;
-    this.sliceStart = undefined;
+  /** Stops counting time and gives the thread's turn to the next evaluation; once per enter(). */
+  leave(): void {
+    this.stop();
+    this.thread?.turns.release();
   }
 
   /** Time spent evaluating so far, in ms. */
   elapsedMs(): number {
-    return this.activeMs + (this.sliceStart === undefined ? 0 : performance.now() - this.sliceStart);
+    if (this.onCpuClock)
+      return this.spentMs + (this.cpuStart === undefined ? 0 : this.thread!.cpuMs!() - this.cpuStart);
+    const elapsed = this.spentMs + (this.wallStart === undefined ? 0 : performance.now() - this.wallStart);
+    if (elapsed > WALL_CLOCK_FOR_MS && this.thread?.cpuMs) {
+      const running = this.wallStart !== undefined;
+      this.stop();
+      this.onCpuClock = true;
+      if (running) this.start();
+    }
+    return elapsed;
   }
 
   /** Whether to look at the clock at this step count. */
@@ -80,10 +111,25 @@ export class EvaluationBudget {
     return steps % CLOCK_EVERY_STEPS === 0;
   }
 
-  /** A pause when one is due at this step count, so that one evaluation cannot hold the event loop. */
+  /**
+   * A pause when one is due at this step count, so that one evaluation cannot hold the event loop: the
+   * evaluation goes on in a later turn, after the others waiting (turns.ts).
+   */
   pauseAt(steps: number): Promise<void> | undefined {
-    if (!this.pauser || steps % this.pauser.every !== 0) return undefined;
+    if (!this.thread || steps % this.thread.every !== 0) return undefined;
     this.stop();
-    return this.pauser.pause().then(() => this.start());
+    return this.thread.turns.pass().then(() => this.start());
+  }
+
+  private start(): void {
+    if (this.onCpuClock) this.cpuStart = this.thread!.cpuMs!();
+    else this.wallStart = performance.now();
+  }
+
+  private stop(): void {
+    if (this.cpuStart !== undefined) this.spentMs += this.thread!.cpuMs!() - this.cpuStart;
+    else if (this.wallStart !== undefined) this.spentMs += performance.now() - this.wallStart;
+    this.cpuStart = undefined;
+    this.wallStart = undefined;
   }
 }

@@ -8,10 +8,36 @@
  */
 import { ExpressionError, LIMIT_CODES } from '../../core/expressions/errors';
 import { evaluateExpression } from '../../core/expressions/evaluate';
-import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import {
+  DEFAULT_LIMITS,
+  EvaluationBudget,
+  type EvaluationLimits,
+  type EvaluationThread,
+} from '../../core/expressions/limits';
 import { matchesRegex } from '../../core/expressions/references';
 import type { Evaluate } from '../../core/expressions/templates';
+import { EvaluationTurns } from '../../core/expressions/turns';
 import { ComputeLimitError, type ComputePool } from './pool';
+import { threadCpuClock } from './thread-cpu';
+
+/** Evaluation steps between two pauses: a few milliseconds of work. */
+const PAUSE_EVERY_STEPS = 2000;
+
+let thread: EvaluationThread | undefined;
+
+/**
+ * A budget for evaluations on this thread's event loop (a step's, a trigger's, a debounce key's): they
+ * run one slice of PAUSE_EVERY_STEPS at a time, each slice after a pause in a later turn of the event
+ * loop, and their time limit counts the thread's CPU time once they run long (core/expressions/limits.ts).
+ */
+export function pausingBudget(): EvaluationBudget {
+  thread ??= {
+    every: PAUSE_EVERY_STEPS,
+    turns: new EvaluationTurns((run) => setImmediate(run)),
+    cpuMs: threadCpuClock(),
+  };
+  return new EvaluationBudget(thread);
+}
 
 /** Evaluates expressions of `workspaceId` (evaluateExpression's signature). */
 export function workspaceEvaluator(compute: ComputePool, workspaceId: string): Evaluate {

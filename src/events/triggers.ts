@@ -9,13 +9,11 @@
  * refuses a second run of it), and each workflow's outcome is one row, recorded once, after which that
  * workflow is left alone.
  */
-import { setImmediate } from 'node:timers/promises';
 import type { Definition } from '../../core/definitions/schema';
 import type { EventContext } from '../../core/events';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
-import { EvaluationBudget } from '../../core/expressions/limits';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 import { AppError } from '../../platform/errors';
 import { eventExecutionId } from '../../platform/ids';
 import {
@@ -111,6 +109,6 @@ async function triggerWorkflow(
 async function conditionHolds(services: Services, event: ClaimedEvent, condition: string): Promise<boolean> {
   const context: EventContext = { id: event.id, name: event.name, data: event.data };
   const evaluate = workspaceEvaluator(services.compute, event.workspace_id);
-  const budget = new EvaluationBudget({ every: 2000, pause: () => setImmediate() });
+  const budget = pausingBudget();
   return isTruthy(await evaluate(condition, context, {}, budget));
 }

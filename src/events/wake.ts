@@ -12,7 +12,6 @@
  * Dispatch is at least once: after a crash the event is dispatched again, finds the waits it claimed (they
  * have not ended) and signals them again; a run keeps only the first wake of a step.
  */
-import { setImmediate } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import {
   EVENT_WOKE_SIGNAL,
@@ -23,8 +22,7 @@ import {
 import { ExpressionError } from '../../core/expressions/errors';
 import { keyValueOf } from '../../core/expressions/match-key';
 import { isTruthy } from '../../core/expressions/evaluate';
-import { EvaluationBudget } from '../../core/expressions/limits';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 import {
   claimWaiter,
   dropWaiter,
@@ -138,7 +136,7 @@ async function matchHolds(
     ...openContext(services.cipher, waiter, waiter.context),
     event,
   } as unknown as ExpressionContext;
-  const budget = new EvaluationBudget({ every: 2000, pause: () => setImmediate() });
+  const budget = pausingBudget();
   try {
     return isTruthy(await evaluate(waiter.match, context, {}, budget));
   } catch (error) {

@@ -8,15 +8,14 @@
  * Nothing accepted is lost: the row is committed before the run is started, and a run that a dying process
  * never started is started by the sweeper (debounce-sweeper.ts) from the row's `start`.
  */
-import { setImmediate } from 'node:timers/promises';
 import { AppError } from '../../platform/errors';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 import { closeDebounce, debounceTrigger, markDebounceStarted } from '../../platform/store/debounces';
 import { isWorkflowRunning } from '../../platform/temporal/run-open';
 import type { Services } from '../services';
 import type { ExecutionInput } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
-import { DEFAULT_LIMITS, EvaluationBudget } from '../../core/expressions/limits';
+import { DEFAULT_LIMITS } from '../../core/expressions/limits';
 import { admissionKeyOf } from '../../core/flow-control';
 import { durationMs } from '../../core/step-defaults';
 
@@ -79,7 +78,7 @@ export async function startOrClose(
 async function keyOf(services: Services, input: ExecutionInput, expression: string | undefined) {
   if (expression === undefined) return null;
   const evaluate = workspaceEvaluator(services.compute, input.workspaceId);
-  const budget = new EvaluationBudget({ every: 2000, pause: () => setImmediate() });
+  const budget = pausingBudget();
   try {
     return admissionKeyOf(await evaluate(expression, { input: input.input }, KEY_LIMITS, budget));
   } catch (error) {

@@ -5,12 +5,11 @@
  * The tables and their locking are platform/store/admissions.ts, throttles.ts and workspace-admissions.ts;
  * the signals to runs granted a place platform/temporal/admission-signals.ts.
  */
-import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { DATABASE_WAIT_MS, withDeadline } from '../../platform/store/deadline';
 import type { Client } from '@temporalio/client';
 import type { ComputePool } from '../../platform/compute/pool';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 import type { CachedReads } from '../../platform/store/cached-reads';
 import type { Database } from '../../platform/store/db';
 import { acquireAdmission, releaseRunAdmission } from '../../platform/store/admissions';
@@ -23,7 +22,7 @@ import {
 } from '../../platform/temporal/admission-signals';
 import { STEP_ERROR_CODES } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
-import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { DEFAULT_LIMITS, type EvaluationLimits } from '../../core/expressions/limits';
 import {
   admissionKeyOf,
   priorityOf,
@@ -39,7 +38,6 @@ import type { LimitValue } from '../../core/workspace-limits';
 
 /** A key and a priority are small expressions over the input: a tenth of a step's budget of steps. */
 const ADMISSION_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 5_000 };
-const PAUSE_EVERY_STEPS = 2000;
 
 export interface AdmissionDeps {
   db: Database;
@@ -63,7 +61,7 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
     keyPath: string,
   ): Promise<Evaluated> {
     const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
-    const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+    const budget = pausingBudget();
     const context = { input: request.input };
     let key: string | null = null;
     let priority = 0;

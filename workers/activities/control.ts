@@ -4,7 +4,6 @@
  * it asks this activity whether a container runs, which items a map runs over, which case a switch takes,
  * whether a loop is done, and what the execution's output is, and its answer is recorded in history.
  */
-import { setImmediate } from 'node:timers/promises';
 import {
   MAP_INLINE_ITEMS,
   STEP_ERROR_CODES,
@@ -14,16 +13,14 @@ import {
 } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
-import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { DEFAULT_LIMITS, type EvaluationLimits } from '../../core/expressions/limits';
 import { itemsExpression, resolveTemplates } from '../../core/expressions/templates';
 import { MAX_MAP_ITEMS } from '../../core/definitions/schema';
 import type { ComputePool } from '../../platform/compute/pool';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 
 /** The same budget as one step's evaluations (steps.ts). */
 const CONTROL_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000 };
-/** Evaluation steps between two pauses (a few milliseconds of work). */
-const PAUSE_EVERY_STEPS = 2000;
 
 export interface ControlDeps {
   compute: ComputePool;
@@ -53,7 +50,7 @@ function controlEvaluator(deps: ControlDeps) {
   const maxItems = deps.maxMapItems ?? MAX_MAP_ITEMS;
   return async (request: ControlRequest): Promise<ControlResult> => {
     const at = new Date().toISOString();
-    const budget = new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() });
+    const budget = pausingBudget();
     const evaluate = workspaceEvaluator(deps.compute, request.workspace_id);
     const run = (expression: string) => evaluate(expression, request.context, CONTROL_LIMITS, budget);
     try {

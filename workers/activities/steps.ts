@@ -13,7 +13,6 @@
  * the worker's own dependencies (the database reading secrets), throws, and the local activity is
  * retried.
  */
-import { setImmediate } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type {
@@ -27,11 +26,11 @@ import type {
 } from '../../core/definitions/schema';
 import { ExpressionError } from '../../core/expressions/errors';
 import { isTruthy } from '../../core/expressions/evaluate';
-import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
+import { DEFAULT_LIMITS, type EvaluationBudget, type EvaluationLimits } from '../../core/expressions/limits';
 import { readsSecrets } from '../../core/expressions/references';
 import { resolveTemplates, secretTemplatePointers, type Evaluate } from '../../core/expressions/templates';
 import type { ComputePool } from '../../platform/compute/pool';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 import {
   DATA_LIMIT_CODES,
   jsonByteLength,
@@ -95,8 +94,6 @@ export interface StepRunnerDeps {
  * is; the time limit (DEFAULT_LIMITS.maxActiveMs) is only a backstop, far above what the counts allow.
  */
 const STEP_LIMITS: EvaluationLimits = { ...DEFAULT_LIMITS, maxSteps: 50_000 };
-/** Evaluation steps between two pauses (a few milliseconds of work). */
-const PAUSE_EVERY_STEPS = 2000;
 /**
  * A batch's records travel in one payload: past this many bytes the batch ends early (the workflow runs
  * the rest in another local activity), well below Temporal's 2 MiB limit.
@@ -240,7 +237,7 @@ async function runStep(
   deps: StepRunnerDeps,
 ): Promise<StepOutcome> {
   const evaluation: StepEvaluation = {
-    budget: new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() }),
+    budget: pausingBudget(),
     evaluate: workspaceEvaluator(deps.compute, batch.workspace_id),
   };
   const started = new Date();
@@ -528,13 +525,7 @@ async function beginEventWait(
     { workspaceId: batch.workspace_id, executionId: batch.execution.id, path: batch.path ?? [] },
     // Each evaluation with a budget of its own, as the dispatcher's are (src/events/wake.ts): a burst of
     // events that arrived while the wait was filed must not use up the budget of the one that matches.
-    (expression, over) =>
-      evaluation.evaluate(
-        expression,
-        over,
-        STEP_LIMITS,
-        new EvaluationBudget({ every: PAUSE_EVERY_STEPS, pause: () => setImmediate() }),
-      ),
+    (expression, over) => evaluation.evaluate(expression, over, STEP_LIMITS, pausingBudget()),
     started,
   );
   const { input } = wait;

@@ -5,7 +5,6 @@
  * in the workspace's name, as the trigger endpoint does. Its answer is recorded in history, so the child
  * starts with exactly what was checked.
  */
-import { setImmediate } from 'node:timers/promises';
 import {
   MAX_CHILD_DEPTH,
   STEP_ERROR_CODES,
@@ -13,13 +12,13 @@ import {
   type ChildRequest,
 } from '../../core/execution-types';
 import { ExpressionError } from '../../core/expressions/errors';
-import { DEFAULT_LIMITS, EvaluationBudget } from '../../core/expressions/limits';
+import { DEFAULT_LIMITS } from '../../core/expressions/limits';
 import { resolveTemplates } from '../../core/expressions/templates';
 import type { ComputePool } from '../../platform/compute/pool';
 import { SchemaError } from '../../core/definitions/input-schema';
 import type { SchemaValidation } from '../../platform/compute/schemas';
 import type { WorkflowVersionRecord } from '../../platform/store/workflows';
-import { workspaceEvaluator } from '../../platform/compute/evaluation';
+import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
 
 export interface SubWorkflowDeps {
   compute: ComputePool;
@@ -54,7 +53,7 @@ export function createChildPreparer(deps: SubWorkflowDeps) {
     try {
       input = await resolveTemplates(step.input ?? {}, request.context, {
         limits: { ...DEFAULT_LIMITS, maxSteps: 50_000 },
-        budget: new EvaluationBudget({ every: 2000, pause: () => setImmediate() }),
+        budget: pausingBudget(),
         evaluate: workspaceEvaluator(deps.compute, request.workspace_id),
       });
     } catch (error) {
