@@ -4,8 +4,10 @@
  * event loop that serves the API and every other workspace's steps.
  *
  * - Each task has a time limit, counted from the moment a thread that is ready takes it (a thread's own
- *   start, loading its modules, never counts). A thread that outruns it is killed and replaced: a
- *   synchronous match or validation cannot be interrupted any other way.
+ *   start, loading its modules, never counts), as the thread's CPU time where the platform reads it
+ *   (thread-cpu.ts): a machine busy with other processes, or this process's event loop busy when the
+ *   answer arrives, never fails a task that ran within it. A thread that outruns it is killed and
+ *   replaced: a synchronous match or validation cannot be interrupted any other way.
  * - Each thread has a heap limit: a task that needs more fails, the process does not grow.
  * - Tasks queue per workspace and the workspaces are served in turn (fair-queue.ts), so a workspace that
  *   floods the threads delays another's next task by at most one task per thread.
@@ -15,6 +17,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FairQueue } from './fair-queue';
 import type { ComputeResults, ComputeTask } from './tasks';
+import { threadCpuClockOf } from './thread-cpu';
 
 /** How long evaluating one of a workspace's expressions may take (docs/definitions.md#limits). */
 export const EVALUATION_TIME_LIMIT_MS = 1000;
@@ -23,6 +26,14 @@ export const EVALUATION_TIME_LIMIT_MS = 1000;
  * schema at the size limit takes about a second of CPU; the margin is for a busy machine.
  */
 export const SCHEMA_TIME_LIMIT_MS = 5000;
+
+/**
+ * A task's wall-clock time at most, as a multiple of its time limit, where its CPU time is what counts:
+ * a thread that waits without running (never for long in these tasks) is not waited for without end.
+ */
+const WALL_CLOCK_LIMIT_FACTOR = 10;
+/** The least time before the CPU time of a task that is still within its limit is looked at again. */
+const RECHECK_MS = 20;
 
 const IDLE_MS = 60_000;
 const DEFAULT_HEAP_MB = 256;
@@ -55,7 +66,9 @@ export class ComputeLimitError extends Error {
 
 /** What a thread posts back (thread.ts). */
 export type ThreadMessage =
-  { ready: true } | { result: unknown } | { error: { name: string; message: string } };
+  | { ready: true; tid: number | undefined }
+  | { result: unknown }
+  | { error: { name: string; message: string } };
 
 /** One thread: ready once it has loaded its modules, running one task at a time. */
 class ComputeThread {
@@ -63,6 +76,8 @@ class ComputeThread {
   /** Settles the task under way with what the thread posts, or how it died. */
   private settle: ((message: ThreadMessage | { died: Error }) => void) | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The thread's CPU clock, once it said which thread it is (Linux). */
+  private cpu: ReturnType<typeof threadCpuClockOf>;
   dead = false;
 
   constructor(
@@ -71,8 +86,10 @@ class ComputeThread {
   ) {
     this.ready = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: ThreadMessage) => {
-        if ('ready' in message) resolve();
-        else this.settle?.(message);
+        if ('ready' in message) {
+          if (message.tid !== undefined) this.cpu = threadCpuClockOf(message.tid);
+          resolve();
+        } else this.settle?.(message);
       });
       worker.once('error', (error) => {
         reject(error);
@@ -88,15 +105,24 @@ class ComputeThread {
     this.ready.catch(() => undefined);
   }
 
-  /** Runs one task, killing the thread past `timeLimitMs`. */
+  /** Runs one task, killing the thread once the task ran for `timeLimitMs`. */
   run(task: ComputeTask, timeLimitMs: number, maxHeapMb: number): Promise<unknown> {
     clearTimeout(this.idleTimer);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const cpu = this.cpu;
+      const cpuAtStart = cpu?.read();
+      const startedAt = performance.now();
+      const check = () => {
+        const ran = cpu ? cpu.read() - cpuAtStart! : timeLimitMs;
+        if (ran < timeLimitMs && performance.now() - startedAt < timeLimitMs * WALL_CLOCK_LIMIT_FACTOR) {
+          timer = setTimeout(check, Math.max(timeLimitMs - ran, RECHECK_MS));
+          return;
+        }
         this.settle = undefined;
         reject(new ComputeLimitError(`took longer than ${timeLimitMs} ms`, 'time'));
         void this.kill();
-      }, timeLimitMs);
+      };
+      let timer = setTimeout(check, timeLimitMs);
       this.settle = (message) => {
         clearTimeout(timer);
         this.settle = undefined;
@@ -124,10 +150,12 @@ class ComputeThread {
   async kill(): Promise<void> {
     clearTimeout(this.idleTimer);
     this.dead = true;
+    this.cpu?.close();
     await this.worker.terminate();
   }
 
   private die(error: Error): void {
+    this.cpu?.close();
     this.settle?.({ died: error });
     if (this.dead) return;
     this.dead = true;

@@ -1,18 +1,16 @@
 /**
- * The CPU time of the calling thread, in ms: what an evaluation's time limit counts once it runs long
- * (core/expressions/limits.ts), so that other processes on a busy machine cannot make it look long.
- * Linux reports it in /proc/thread-self/schedstat (nanoseconds on the CPU, first field); elsewhere
- * there is none, and time limits count the wall clock.
+ * The CPU time of a thread, in ms: what the time limits of a workspace's work count (an evaluation's,
+ * core/expressions/limits.ts; a compute task's, pool.ts), so that a machine or an event loop busy with
+ * other work cannot make it look long. Linux reports it in /proc/.../schedstat (nanoseconds on the CPU,
+ * first field); elsewhere there is none, and time limits count the wall clock.
  */
-import { openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
 
-/** Opened by the thread that reads it: the file describes the thread that opened it. */
-let schedstat: number | null | undefined;
 const buffer = Buffer.alloc(128);
 
-function open(): number | null {
+function open(file: string): number | null {
   try {
-    const fd = openSync('/proc/thread-self/schedstat', 'r');
+    const fd = openSync(file, 'r');
     return Number.isFinite(read(fd)) ? fd : null;
   } catch {
     return null;
@@ -25,9 +23,43 @@ function read(fd: number): number {
   return Number(text.slice(0, text.indexOf(' '))) / 1e6;
 }
 
+/** Opened by the thread that reads it: /proc/thread-self describes the thread that opened it. */
+let own: number | null | undefined;
+
 /** This thread's CPU clock, or undefined where the platform has none. */
 export function threadCpuClock(): (() => number) | undefined {
-  schedstat ??= open();
-  const fd = schedstat;
+  own ??= open('/proc/thread-self/schedstat');
+  const fd = own;
   return fd === null ? undefined : () => read(fd);
+}
+
+/** The calling thread's id in the operating system (Linux), which another thread passes to threadCpuClockOf. */
+export function osThreadId(): number | undefined {
+  try {
+    // "<pid>/task/<tid>"
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(tid) ? tid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The CPU clock of thread `tid` of this process (osThreadId), with a function that closes it; undefined
+ * where the platform has none.
+ */
+export function threadCpuClockOf(tid: number): { read: () => number; close: () => void } | undefined {
+  const fd = open(`/proc/self/task/${tid}/schedstat`);
+  if (fd === null) return undefined;
+  // Once closed, the descriptor's number may be another file's: never read or close it again.
+  let closed = false;
+  let last = 0;
+  return {
+    read: () => (closed ? last : (last = read(fd))),
+    close: () => {
+      if (closed) return;
+      closed = true;
+      closeSync(fd);
+    },
+  };
 }

@@ -17,6 +17,7 @@ import type {
   ValidateTask,
 } from './tasks';
 import type { ThreadMessage } from './pool';
+import { osThreadId } from './thread-cpu';
 
 /** Within the thread's heap limit (pool.ts: 256 MB by default), with room for the tasks themselves. */
 const schemas = new CompiledSchemas({ maxEntries: 256, maxBytes: 96 * 1024 * 1024 });
@@ -79,4 +80,4 @@ parentPort?.on('message', (task: ComputeTask) => {
       } satisfies ThreadMessage),
   );
 });
-parentPort?.postMessage({ ready: true } satisfies ThreadMessage);
+parentPort?.postMessage({ ready: true, tid: osThreadId() } satisfies ThreadMessage);

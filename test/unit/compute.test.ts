@@ -54,6 +54,19 @@ describe('compute threads', () => {
       expect((error as ComputeLimitError).limit).to.equal('time');
       expect((await evaluate('"still here"')).value).to.equal('still here');
     });
+
+    it('counts the time the thread ran the task, not the time this process took to read its answer', async function () {
+      if (process.platform !== 'linux') this.skip();
+      await evaluate('"warm"');
+      const answer = evaluate('1 + 2');
+      // Once the task is posted (a turn of the event loop), the thread answers within milliseconds; this
+      // event loop is busy for longer than the limit (300 ms), so the limit's timer and the answer are
+      // both due when it is free again.
+      await new Promise((resolve) => setImmediate(resolve));
+      const until = Date.now() + 600;
+      while (Date.now() < until);
+      expect((await answer).value).to.equal(3);
+    });
   });
 
   it('keeps compiled schemas within their bounds, whatever their number', () => {
