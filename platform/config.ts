@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './payload-keys';
 import { MAX_STEP_TIMEOUT_MS } from '../core/definitions/schema';
 import type { WorkspaceLimits } from '../core/workspace-limits';
+import { DEFAULT_DEV_SERVER_MEMORY_LIMIT_MIB } from './temporal/dev-server';
 
 const booleanFromEnv = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -51,6 +52,12 @@ const envSchema = z.object({
   TEMPORAL_UI_PORT: port.default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),
   TEMPORAL_DEV_IP: z.string().min(1).default('127.0.0.1'),
+  TEMPORAL_DEV_MEMORY_LIMIT_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1024 * 1024)
+    .default(DEFAULT_DEV_SERVER_MEMORY_LIMIT_MIB),
   TEMPORAL_RETENTION_DAYS: positiveInt.max(3650).default(30),
   CRASH_LOOP_ATTEMPTS: positiveInt.min(2).max(100).default(3),
   BOOTSTRAP_API_KEY: z
@@ -149,6 +156,8 @@ export interface Config {
     uiPort: number;
     /** Where people open Temporal UI (the console links runs to it); unset: the embedded dev server's UI. */
     uiUrl: string | undefined;
+    /** GOMEMLIMIT of the dev server that `npm start` runs, in MiB; 0: none. */
+    devMemoryLimitMiB: number;
     devIp: string;
     retentionDays: number;
     /** A run whose workflow task reached this attempt after crashing workers is terminated at worker start. */
@@ -312,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.TEMPORAL_UI_PORT,
       uiUrl: e.TEMPORAL_UI_URL?.replace(/\/+$/, ''),
       devIp: e.TEMPORAL_DEV_IP,
+      devMemoryLimitMiB: e.TEMPORAL_DEV_MEMORY_LIMIT_MB,
       retentionDays: e.TEMPORAL_RETENTION_DAYS,
       crashLoopAttempts: e.CRASH_LOOP_ATTEMPTS,
     },

@@ -21,6 +21,7 @@ export async function startEmbeddedTemporal(config: Config, logger: Logger): Pro
     namespace: config.temporal.namespace,
     logger,
     uiCodecEndpoint: embeddedCodecEndpoint(config),
+    memoryLimitMiB: config.temporal.devMemoryLimitMiB,
   });
 }
 

@@ -1,12 +1,16 @@
 /**
  * The onboard floors' Temporal: a dev server started as the service's is (platform/temporal/dev-server.ts:
- * the same flags), in a temporary folder of its own, removed when it stops.
+ * the same flags and memory limit), in a temporary folder of its own, removed when it stops.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../platform/logger';
-import { startDevServer, type DevServer } from '../../platform/temporal/dev-server';
+import {
+  DEFAULT_DEV_SERVER_MEMORY_LIMIT_MIB,
+  startDevServer,
+  type DevServer,
+} from '../../platform/temporal/dev-server';
 import { freePort } from '../../test/support/ports';
 
 export interface FloorDevServer {
@@ -27,6 +31,7 @@ export async function startFloorDevServer(cliPath: string): Promise<FloorDevServ
       uiPort: 0,
       namespace: 'default',
       logger: createLogger('silent'),
+      memoryLimitMiB: DEFAULT_DEV_SERVER_MEMORY_LIMIT_MIB,
     });
   } catch (error) {
     fs.rmSync(dataDir, { recursive: true, force: true });
