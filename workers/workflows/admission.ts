@@ -136,9 +136,18 @@ export async function admit(
 }
 
 /** Gives the run's places back (and the free places to the queued runs), in one local activity. */
+/**
+ * Whether the run still holds a place to give back. Checked before `release`, so that a run whose last
+ * batch gave its places back opens no cancellation scope for nothing: every promise in workflow code costs
+ * the SDK a captured stack trace (docs/benchmarks.md#against-the-tight-floor-2026-11-27).
+ */
+export function holdsPlaces(admission: Admission): boolean {
+  return !admission.released && (admission.keys || admission.workspace?.held === true);
+}
+
 export async function release(admission: Admission, input: ExecutionInput): Promise<void> {
   const workspace = admission.workspace?.held === true;
-  if (admission.released || (!admission.keys && !workspace)) return;
+  if (!holdsPlaces(admission)) return;
   await release_admission({
     execution_id: workflowInfo().workflowId,
     ...(!admission.keys && { keys: false }),
@@ -187,12 +196,13 @@ export function batchAdmission(admission: Admission, reachesEnd: boolean): Batch
 
 /**
  * After a folded run's batch: `again` when a gate queued it (no step ran) and has since let it through (the
- * run waited for the gate's signal, `queued` meanwhile); an evaluation error, which fails the run.
+ * run waited for the gate's signal, `queued` meanwhile: a promise of `again`); an evaluation error, which
+ * fails the run. No promise when it need not wait (see runList in interpreter.ts on promises).
  */
-export async function settleBatchAdmission(
+export function settleBatchAdmission(
   admission: Admission,
   result: StepBatchResult,
-): Promise<'again' | ExecutionError | undefined> {
+): 'again' | ExecutionError | undefined | Promise<'again'> {
   if (result.released) admission.released = true;
   const answers = result.admission ?? {};
   const { workspace } = admission;
@@ -213,7 +223,7 @@ export async function settleBatchAdmission(
       if (!passed()) {
         if (!admission.queued) upsertSearchAttributes([{ key: QUEUED_ATTRIBUTE, value: true }]);
         admission.queued = true;
-        await condition(passed);
+        return condition(passed).then(() => 'again' as const);
       }
       return 'again';
     }

@@ -48,7 +48,14 @@ import {
 import type { ExecutionError } from '../../core/error-detail';
 import type { EventKind } from '../../core/event-types';
 import { listenForEventWakes } from './event-wait';
-import { admit, foldIntoBatches, listenForAdmission, release, type Admission } from './admission';
+import {
+  admit,
+  foldIntoBatches,
+  holdsPlaces,
+  listenForAdmission,
+  release,
+  type Admission,
+} from './admission';
 import { isLeafStep } from '../../core/definitions/step-kinds';
 import { closeDebounce, waitForQuiet } from './debounce';
 import { createRunner, remember, runList } from './interpreter';
@@ -167,14 +174,15 @@ export async function execution(input: ExecutionInput): Promise<ExecutionResult>
   } catch (error) {
     if (isCancellation(error)) {
       // The run is being canceled: announce it (in a scope the cancellation cannot interrupt), then end.
-      await CancellationScope.nonCancellable(() => emit(run, 'execution.canceled', 'canceled'));
+      await CancellationScope.nonCancellable(async () => emit(run, 'execution.canceled', 'canceled'));
     }
     // Awaited here: a rejection returned unawaited would be unhandled while the finally below awaits.
     if (error instanceof StepFailure) return await failExecution(run, error.error);
     throw error;
   } finally {
     // Whatever way the run ends (a cancel while queued included), its place goes to the next run.
-    if (admission) await CancellationScope.nonCancellable(() => release(admission, input));
+    if (admission && holdsPlaces(admission))
+      await CancellationScope.nonCancellable(() => release(admission, input));
     if (debounced) await CancellationScope.nonCancellable(closeDebounce);
   }
 }
@@ -226,13 +234,14 @@ async function runSteps(input: ExecutionInput, run: Run, frame: Frame): Promise<
     if (error instanceof ExecutionStop) return succeed(run, { status: 'success', stopped_at: error.stepId });
     throw error;
   }
-  const output = await executionOutput(run, frame, input.workflow.definition.output, outcome.output);
+  // Without an `output` template, the output of the last step that ran.
+  const template = input.workflow.definition.output;
+  const output = template === undefined ? outcome.output : await executionOutput(run, frame, template);
   return succeed(run, { status: 'success', output });
 }
 
-/** The definition's `output` template over the run's steps, or the output of the last step that ran. */
-async function executionOutput(run: Run, frame: Frame, template: unknown, last: unknown): Promise<unknown> {
-  if (template === undefined) return last;
+/** The definition's `output` template over the run's steps. */
+async function executionOutput(run: Run, frame: Frame, template: unknown): Promise<unknown> {
   const result = await evaluate_output({
     workspace_id: run.workspaceId,
     purpose: 'output',
@@ -243,9 +252,10 @@ async function executionOutput(run: Run, frame: Frame, template: unknown, last: 
   return result.output;
 }
 
-async function succeed(run: Run, result: ExecutionResult): Promise<ExecutionResult> {
-  await emit(run, 'execution.completed', 'success', null, result.output);
-  return result;
+/** Emits `execution.completed` (when subscribed) and ends the run with `result`. */
+function succeed(run: Run, result: ExecutionResult): ExecutionResult | Promise<ExecutionResult> {
+  const emitted = emit(run, 'execution.completed', 'success', null, result.output);
+  return emitted ? emitted.then(() => result) : result;
 }
 
 /**
@@ -274,18 +284,19 @@ async function failExecution(run: Run, failure: ExecutionError): Promise<never> 
 /**
  * Emits an execution event (docs/webhooks.md#events-and-payload) about this run. Skipped when the last batch,
  * in this very workflow task, reported that nobody subscribes to it: the answer is as fresh as the database's
- * would be.
+ * would be. Then it returns no promise at all: every promise in workflow code costs the SDK a captured stack
+ * trace (docs/benchmarks.md#against-the-tight-floor-2026-11-27).
  */
-async function emit(
+function emit(
   run: Run,
   event: EventKind,
   status: string,
   error: ExecutionError | null = null,
   output?: unknown,
-): Promise<void> {
+): Promise<unknown> | undefined {
   const known = run.subscribed;
-  if (known && known.task === workflowInfo().historyLength && !known.kinds.includes(event)) return;
-  await emit_event({
+  if (known && known.task === workflowInfo().historyLength && !known.kinds.includes(event)) return undefined;
+  return emit_event({
     payload: {
       id: `evt_${uuid4().replace(/-/g, '')}`,
       event,

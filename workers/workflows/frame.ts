@@ -36,7 +36,8 @@ export interface Run {
   /** How deep this execution is among children (0: not a child). */
   depth: number;
   /** Emits an execution event about this run (execution.ts). */
-  emit(event: EventKind, status: string): Promise<void>;
+  /** No promise when nobody subscribes to the event. */
+  emit(event: EventKind, status: string): Promise<unknown> | undefined;
   /** A retry: the runs of the failed top-level container that it keeps (ResumePoint.kept). */
   kept?: KeptRuns;
   /** The run's flow control gates, when its top-level batches pass them and give back what it holds. */

@@ -76,7 +76,7 @@ export const interceptors = (): WorkflowInterceptors => {
       otel ? otel.outbound.scheduleLocalActivity(input, next) : next(input),
   };
   const inbound: WorkflowInboundCallsInterceptor = {
-    async execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
+    execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>) {
       const info = workflowInfo();
       const id = info.memo?.[REQUEST_ID_MEMO];
       requestId = typeof id === 'string' ? defaultPayloadConverter.toPayload(id) : undefined;
@@ -84,14 +84,18 @@ export const interceptors = (): WorkflowInterceptors => {
       const run = input.args[0] as { workspaceId?: string; workflow?: { id?: string } } | undefined;
       const report = (status: ClosedStatus) =>
         switchyardMetrics.executionClosed(status, run?.workspaceId ?? '', run?.workflow?.id ?? '');
-      try {
-        const result = await next(input);
-        report('success');
-        return result;
-      } catch (error) {
-        report(isCancellation(error) ? 'canceled' : 'failed');
-        throw error;
-      }
+      // One promise where an async function makes three: every promise in workflow code costs the SDK a
+      // captured stack trace (docs/benchmarks.md#against-the-tight-floor-2026-11-27).
+      return next(input).then(
+        (result) => {
+          report('success');
+          return result;
+        },
+        (error: unknown) => {
+          report(isCancellation(error) ? 'canceled' : 'failed');
+          throw error;
+        },
+      );
     },
   };
   const withRequestId = <T extends ActivityInput | LocalActivityInput>(input: T): T =>

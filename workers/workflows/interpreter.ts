@@ -117,6 +117,9 @@ export async function runList(runner: Runner, frame: Frame, steps: Step[], from 
     }
     index += result.records.length;
     const last = batch[result.records.length - 1]!;
+    // The usual answer, `continue`, needs no await: every promise in workflow code costs the SDK a
+    // captured stack trace (docs/benchmarks.md#against-the-tight-floor-2026-11-27).
+    if (result.next.kind === 'continue') continue;
     const output = await follow(run, frame, last, result.next, result.records.at(-1));
     if (output !== undefined) Object.assign(outcome, { ran: true, output: output.value });
   }
@@ -272,7 +275,9 @@ async function runBatch(
   if (result.encrypted) run.encrypted = true;
   if (admission && run.admission) {
     // The run's gates (admission.ts): queued at one, the batch ran no step and runs again once let through.
-    const settled = await settleBatchAdmission(run.admission, result);
+    // A promise only when the run waits at a gate: see runList on promises.
+    let settled = settleBatchAdmission(run.admission, result);
+    if (settled instanceof Promise) settled = await settled;
     if (settled === 'again') return runBatch(run, frame, steps, reachesEnd);
     if (settled) throw new StepFailure(settled);
   }
