@@ -12,8 +12,8 @@
  * BENCH_WEBHOOK_FANOUT_ENDPOINTS (webhooks); BENCH_FAIRNESS_FLOOD, BENCH_FAIRNESS_SLOW_MS,
  * BENCH_FAIRNESS_SAMPLES and BENCH_FAIRNESS_CONCURRENCY (fairness); BENCH_LOG_LEVEL for the service's logs (warn);
  * BENCH_DATABASE_URL: the in-process stack on that PostgreSQL database (an empty one) instead of PGlite;
- * map-10k, parallel-5, events and flow-control read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*,
- * BENCH_EVENT_*, BENCH_FC_*).
+ * map-10k, parallel-5, events, flow-control and workflow_replay read theirs in their modules (BENCH_MAP_*, BENCH_PARALLEL_*,
+ * BENCH_EVENT_*, BENCH_FC_*); workflow_replay BENCH_REPLAYS, BENCH_REPLAY_WARMUP and BENCH_REPLAY_HISTORIES.
  * BENCH_ARCHIVE=1 also keeps dated copies of the results. BENCH_SCENARIOS=console_execution (not in the full run):
  * the console's 200-step run page in Chromium (BENCH_CONSOLE_LOADS warm loads).
  * A scenario is a function of the BenchContext returning its JSON section; add new ones to `main`.
@@ -40,6 +40,7 @@ import { benchParallel5 } from './scenarios/parallel-5';
 import { benchReadExecution } from './scenarios/read-execution';
 import { benchApiVersusRaw } from './scenarios/trigger';
 import { benchWebhooks } from './scenarios/webhooks';
+import { benchWorkflowReplay, workflowReplaySettingsFromEnv } from './scenarios/workflow-replay';
 import { progress, stackDescription, startBenchStack } from './stack';
 import { createLogger } from '../platform/logger';
 import { ensureTemporalCli } from '../platform/temporal/cli';
@@ -100,7 +101,7 @@ const STACK_SCENARIOS = [
 ] as const;
 /** The scenarios that run on the composition stack (bench/scenarios/composition-stack.ts), beside their floors. */
 const COMPOSITION_SCENARIOS = ['map-10k', 'parallel-5'] as const;
-const SCENARIOS = ['onboard', ...COMPOSITION_SCENARIOS, ...STACK_SCENARIOS] as const;
+const SCENARIOS = ['onboard', 'workflow_replay', ...COMPOSITION_SCENARIOS, ...STACK_SCENARIOS] as const;
 /** Former names BENCH_SCENARIOS still accepts. */
 const ALIASES: Readonly<Record<string, Scenario>> = { large_map: 'map-10k' };
 /**
@@ -169,6 +170,10 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   // First, on stacks of its own (the service as `npm start` runs it), before the in-process stack exists.
   const onboard = selected.has('onboard') ? await benchOnboard(onboardSettingsFromEnv()) : undefined;
+  // In child processes of its own, no stack.
+  const workflowReplay = selected.has('workflow_replay')
+    ? await benchWorkflowReplay(workflowReplaySettingsFromEnv())
+    : undefined;
   const composition = await runCompositionScenarios(selected);
   const needsStack = [...STACK_SCENARIOS, ...OPTIONAL_SCENARIOS].some((scenario) => selected.has(scenario));
   let results: Awaited<ReturnType<typeof runScenarios>> = {};
@@ -205,6 +210,7 @@ async function main(): Promise<void> {
     settings,
     scenarios: [...selected],
     ...(onboard ? { onboard } : {}),
+    ...(workflowReplay ? { workflow_replay: workflowReplay } : {}),
     ...composition,
     ...results,
     environment,
