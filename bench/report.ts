@@ -126,6 +126,11 @@ interface FlowControlFigures {
 }
 
 export interface BenchReport {
+  /** By history of the replay corpus (bench/scenarios/workflow-replay.ts). */
+  workflow_replay?: Record<
+    string,
+    { replays?: number; cpu_ms_per_replay: Figure; workflow_promises_per_replay: Figure }
+  >;
   onboard?: {
     settings?: { count?: number };
     hook_pglite?: OnboardVariant;
@@ -593,6 +598,20 @@ function flowControlRows(flow: FlowControlFigures): ReportRow[] {
 export function reportRows(report: BenchReport): ReportRow[] {
   const rows: ReportRow[] = [];
   if (report.onboard) rows.push(...onboardRows(report.onboard));
+  for (const [history, replay] of Object.entries(report.workflow_replay ?? {}))
+    rows.push(
+      ...scenario(
+        `Workflow code: a replay of \`${history}\``,
+        `${count(replay.replays)} replays, no server`,
+        [
+          { metric: 'CPU ms per replay', switchyard: formatFigure(replay.cpu_ms_per_replay) },
+          {
+            metric: 'promises of workflow code per replay',
+            switchyard: formatFigure(replay.workflow_promises_per_replay),
+          },
+        ],
+      ),
+    );
   const { api_trigger: api, raw_start: raw } = report;
   if (api && raw)
     rows.push(

@@ -427,6 +427,25 @@ describe('benchmark report (bench/report.ts)', () => {
     expect(renderReportBody(report)).not.to.include('floor_tight');
   });
 
+  it('shows what workflow code costs per replay of each history, with no baseline', () => {
+    const report: BenchReport = {
+      workflow_replay: {
+        'execution-connector': { replays: 500, cpu_ms_per_replay: 5.3, workflow_promises_per_replay: 20 },
+      },
+    };
+    expect(scenarioRows(report, 'Workflow code: a replay of `execution-connector`')).to.deep.equal([
+      [
+        'Workflow code: a replay of `execution-connector`',
+        'CPU ms per replay',
+        '5.30',
+        '–',
+        '–',
+        '500 replays, no server',
+      ],
+      ['', 'promises of workflow code per replay', '20.0', '–', '–', ''],
+    ]);
+  });
+
   it("sets flow control beside the same flow without it, and workspace B beside A's backlog", () => {
     const cpu = (total: number) => ({ bench: total - 5, dev_server: 5, total });
     const report: BenchReport = {
