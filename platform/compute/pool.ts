@@ -35,6 +35,7 @@ const WALL_CLOCK_LIMIT_FACTOR = 10;
 /** The least time before the CPU time of a task that is still within its limit is looked at again. */
 const RECHECK_MS = 20;
 
+/** A thread with no task for this long stops (ComputePoolOptions.idleMs sets another). */
 const IDLE_MS = 60_000;
 const DEFAULT_HEAP_MB = 256;
 
@@ -45,6 +46,8 @@ export interface ComputePoolOptions {
   timeLimitsMs?: Partial<Record<ComputeTask['kind'], number>>;
   /** Heap of one thread, in MB. */
   maxHeapMb?: number;
+  /** How long a thread waits for its next task before it stops (IDLE_MS). */
+  idleMs?: number;
 }
 
 const TIME_LIMITS_MS: Record<ComputeTask['kind'], number> = {
@@ -141,9 +144,15 @@ class ComputeThread {
     });
   }
 
-  /** Stops the thread after IDLE_MS without a task. */
-  idle(): void {
-    this.idleTimer = setTimeout(() => void this.kill(), IDLE_MS);
+  /**
+   * Stops the thread after `idleMs` without a task, and takes it off the pool's idle threads: a stopped
+   * thread given a task would never answer, and the task would fail on its time limit.
+   */
+  idle(idleMs: number): void {
+    this.idleTimer = setTimeout(() => {
+      void this.kill();
+      this.onDeath(this);
+    }, idleMs);
     this.idleTimer.unref();
   }
 
@@ -179,7 +188,7 @@ export class ComputePool {
   ): Promise<ComputeResults[K]> {
     return this.queue.run(key, async () => {
       if (this.closed) throw new Error('The compute pool is closed.');
-      const thread = this.idle.pop() ?? this.spawn();
+      const thread = this.takeIdle() ?? this.spawn();
       await thread.ready;
       try {
         const timeLimitMs = this.options.timeLimitsMs?.[task.kind] ?? TIME_LIMITS_MS[task.kind];
@@ -188,7 +197,7 @@ export class ComputePool {
         // The queue lets at most `threads` tasks run, so at most that many threads are ever kept.
         if (this.closed) void thread.kill();
         else if (!thread.dead) {
-          thread.idle();
+          thread.idle(this.options.idleMs ?? IDLE_MS);
           this.idle.push(thread);
         }
       }
@@ -198,6 +207,12 @@ export class ComputePool {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.idle.splice(0).map((thread) => thread.kill()));
+  }
+
+  /** The newest idle thread still alive (a thread that died while idle is dropped). */
+  private takeIdle(): ComputeThread | undefined {
+    for (let thread = this.idle.pop(); thread; thread = this.idle.pop()) if (!thread.dead) return thread;
+    return undefined;
   }
 
   private get heapMb(): number {

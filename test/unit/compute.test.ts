@@ -69,6 +69,34 @@ describe('compute threads', () => {
     });
   });
 
+  it('runs a task on a new thread once the idle threads have stopped (none is given to a stopped one)', async () => {
+    const pool = new ComputePool({ threads: 1, idleMs: 50, timeLimitsMs: { evaluate: 300 } });
+    const evaluate = (expression: string) =>
+      pool.run('ws', {
+        kind: 'evaluate',
+        expression,
+        context: {},
+        limits: {
+          maxSteps: 1e6,
+          maxDepth: 100,
+          maxSequence: 1e6,
+          maxValueSize: 1e6,
+          maxWork: 1e9,
+          maxActiveMs: 1_000,
+        },
+        used: { steps: 0, work: 0 },
+      });
+    try {
+      expect((await evaluate('"first"')).value).to.equal('first');
+      // Its thread stops after 50 ms idle; a stopped thread given the next task would never answer, and
+      // the task would fail with ComputeLimitError once its time limit's wall-clock backstop passed.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await evaluate('"after the idle time"')).value).to.equal('after the idle time');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('keeps compiled schemas within their bounds, whatever their number', () => {
     const cache = new CompiledSchemas({ maxEntries: 50, maxBytes: 400_000 });
     for (let n = 0; n < 1000; n++) {

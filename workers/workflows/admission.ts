@@ -135,7 +135,6 @@ export async function admit(
   return undefined;
 }
 
-/** Gives the run's places back (and the free places to the queued runs), in one local activity. */
 /**
  * Whether the run still holds a place to give back. Checked before `release`, so that a run whose last
  * batch gave its places back opens no cancellation scope for nothing: every promise in workflow code costs
@@ -145,6 +144,7 @@ export function holdsPlaces(admission: Admission): boolean {
   return !admission.released && (admission.keys || admission.workspace?.held === true);
 }
 
+/** Gives the run's places back (and the free places to the queued runs), in one local activity. */
 export async function release(admission: Admission, input: ExecutionInput): Promise<void> {
   const workspace = admission.workspace?.held === true;
   if (!holdsPlaces(admission)) return;

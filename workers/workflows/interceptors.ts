@@ -84,18 +84,22 @@ export const interceptors = (): WorkflowInterceptors => {
       const run = input.args[0] as { workspaceId?: string; workflow?: { id?: string } } | undefined;
       const report = (status: ClosedStatus) =>
         switchyardMetrics.executionClosed(status, run?.workspaceId ?? '', run?.workflow?.id ?? '');
+      const failed = (error: unknown): never => {
+        report(isCancellation(error) ? 'canceled' : 'failed');
+        throw error;
+      };
       // One promise where an async function makes three: every promise in workflow code costs the SDK a
       // captured stack trace (docs/benchmarks.md#against-the-tight-floor-2026-11-27).
-      return next(input).then(
-        (result) => {
-          report('success');
-          return result;
-        },
-        (error: unknown) => {
-          report(isCancellation(error) ? 'canceled' : 'failed');
-          throw error;
-        },
-      );
+      let running: Promise<unknown>;
+      try {
+        running = next(input);
+      } catch (error) {
+        return failed(error);
+      }
+      return running.then((result) => {
+        report('success');
+        return result;
+      }, failed);
     },
   };
   const withRequestId = <T extends ActivityInput | LocalActivityInput>(input: T): T =>
