@@ -275,7 +275,8 @@ export async function waitAllFinalListed(
     {
       timeoutMs,
       intervalMs: 2000,
-      what: `${ids.length} executions of ${workflowId} to finish (${statuses.size} done)`,
+      // A function: read when the wait gives up, so that it says how many had finished by then.
+      what: () => `${ids.length} executions of ${workflowId} to finish (${statuses.size} done)`,
     },
   );
   return statuses;
