@@ -4,6 +4,24 @@ import { CompiledSchemas } from '../../core/definitions/input-schema';
 import { FairQueue } from '../../platform/compute/fair-queue';
 import { ComputeLimitError, ComputePool } from '../../platform/compute/pool';
 
+/** An expression evaluated on one of `pool`'s threads, with limits that only the pool's time limit reaches. */
+function evaluateOn(pool: ComputePool, expression: string) {
+  return pool.run('ws', {
+    kind: 'evaluate',
+    expression,
+    context: {},
+    limits: {
+      maxSteps: 1e9,
+      maxDepth: 1000,
+      maxSequence: 1e6,
+      maxValueSize: 1e7,
+      maxWork: 1e12,
+      maxActiveMs: 60_000,
+    },
+    used: { steps: 0, work: 0 },
+  });
+}
+
 describe('compute threads', () => {
   it('serves the lines of several keys in turn, each in its order', async () => {
     const queue = new FairQueue(1);
@@ -28,21 +46,7 @@ describe('compute threads', () => {
     const pool = new ComputePool({ threads: 1, timeLimitsMs: { evaluate: 300 } });
     after(() => pool.close());
 
-    const evaluate = (expression: string) =>
-      pool.run('ws', {
-        kind: 'evaluate',
-        expression,
-        context: {},
-        limits: {
-          maxSteps: 1e9,
-          maxDepth: 1000,
-          maxSequence: 1e6,
-          maxValueSize: 1e7,
-          maxWork: 1e12,
-          maxActiveMs: 60_000,
-        },
-        used: { steps: 0, work: 0 },
-      });
+    const evaluate = (expression: string) => evaluateOn(pool, expression);
 
     it('evaluates an expression on a thread', async () => {
       expect((await evaluate('1 + 1')).value).to.equal(2);
@@ -71,21 +75,7 @@ describe('compute threads', () => {
 
   it('runs a task on a new thread once the idle threads have stopped (none is given to a stopped one)', async () => {
     const pool = new ComputePool({ threads: 1, idleMs: 50, timeLimitsMs: { evaluate: 300 } });
-    const evaluate = (expression: string) =>
-      pool.run('ws', {
-        kind: 'evaluate',
-        expression,
-        context: {},
-        limits: {
-          maxSteps: 1e6,
-          maxDepth: 100,
-          maxSequence: 1e6,
-          maxValueSize: 1e6,
-          maxWork: 1e9,
-          maxActiveMs: 1_000,
-        },
-        used: { steps: 0, work: 0 },
-      });
+    const evaluate = (expression: string) => evaluateOn(pool, expression);
     try {
       expect((await evaluate('"first"')).value).to.equal('first');
       // Its thread stops after 50 ms idle; a stopped thread given the next task would never answer, and
