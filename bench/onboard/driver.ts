@@ -46,7 +46,11 @@ export interface PhaseOptions {
   client: Client;
   /** How long to wait for the last arrival. @default 600000 */
   timeoutMs?: number;
+  /** The service's eager starts so far (its /metrics), where the starter does not know; undefined: unknown. */
+  eagerStarts?: EagerStartCount;
 }
+
+export type EagerStartCount = () => Promise<number | undefined>;
 
 export interface PhaseResult {
   concurrency: number;
@@ -58,7 +62,7 @@ export interface PhaseResult {
   executions_per_sec: number;
   /** How fast starts were accepted (above executions_per_sec: a backlog grew). */
   accepted_per_sec: number;
-  /** Starts that were eager, where the starter knows (the floor's); absent otherwise. */
+  /** Starts that were eager: told by the start's answer (the floors) or the service's metrics; absent if unknown. */
   eager_starts?: number;
   /** Trigger → the start's answer (the caller's next trigger waits for it). */
   accept_ms: LatencySummary;
@@ -96,6 +100,7 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
   let retried = 0;
   let eager: number | undefined;
   let next = 0;
+  const eagerBefore = await options.eagerStarts?.();
   const meter = new ProcessMeter(options.pids, true);
   const began = performance.now();
   meter.start();
@@ -130,6 +135,8 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, caller));
   const acceptedMs = performance.now() - began;
+  const eagerAfter = await options.eagerStarts?.();
+  if (eagerBefore !== undefined && eagerAfter !== undefined) eager = eagerAfter - eagerBefore;
 
   const deadline = Date.now() + (options.timeoutMs ?? 600_000);
   const arrived = () => [...sentAt.keys()].filter((customer) => receiver.arrivals.has(customer)).length;
@@ -236,6 +243,7 @@ export async function runPhases(
   receiver: OnboardReceiver,
   pids: Record<string, number>,
   client: Client,
+  eagerStarts?: EagerStartCount,
 ): Promise<Record<string, PhaseResult>> {
   if (sizes.warmup > 0) {
     await runPhase({
@@ -258,10 +266,12 @@ export async function runPhases(
       receiver,
       pids,
       client,
+      ...(eagerStarts && { eagerStarts }),
     });
     progress(
       `onboard: ${label} c=${concurrency}: ${phase.executions_per_sec} executions/s, p50 ${phase.trigger_to_receiver_ms.p50} ms, ` +
-        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run`,
+        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run` +
+        (phase.eager_starts === undefined ? '' : `, ${phase.eager_starts} eager starts`),
     );
     phases[`c${concurrency}`] = phase;
   }

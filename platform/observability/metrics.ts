@@ -57,6 +57,16 @@ class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly executionStarts = new client.Counter({
+    name: 'switchyard_execution_starts_total',
+    help:
+      'Executions this process started in Temporal, by eager: true when the worker in this process took ' +
+      "the run's first workflow task in the start's answer (eager start), false when it went through the " +
+      'task queue.',
+    labelNames: ['eager'] as const,
+    registers: [this.registry],
+  });
+
   readonly dbQueryErrors = new client.Counter({
     name: 'switchyard_db_query_errors_total',
     help: 'Database queries that failed: kind unavailable (no answer from the database) or query (the statement).',

@@ -19,6 +19,7 @@ import { executionSearchAttributes } from '../../core/search-attributes';
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
 import { debounce } from '../flow-control/debounce';
+import { metrics } from '../../platform/observability/metrics';
 
 export interface TriggerRequest {
   workspaceId: string;
@@ -177,12 +178,13 @@ export async function startExecutionWorkflow(
 ): Promise<boolean> {
   const { client, connection } = services.temporal;
   try {
-    await callTemporal(connection, () =>
+    const handle = await callTemporal(connection, () =>
       client.workflow.start(
         EXECUTION_WORKFLOW_TYPE,
         executionStartOptions(services, executionId, input, requestId),
       ),
     );
+    metrics.executionStarts.inc({ eager: String(handle.eagerlyStarted) });
     return true;
   } catch (error) {
     // An idempotent replay of a trigger that already started: nothing new to start.

@@ -174,6 +174,25 @@ describe('observability @integration', function () {
       }
     });
 
+    it('counts execution starts, eager when the worker of the same process took the first task', async function () {
+      this.timeout(60_000);
+      const workspace = await service.newWorkspace(['admin']);
+      const api = service.api(workspace.key);
+      const workflowId = await createWorkflow(
+        api,
+        definition([rulesStep('route', [{ when: 'true', output: { tier: 'gold' } }])]),
+      );
+      const before = await scrape();
+      const executionId = await trigger(api, workflowId, {});
+      expect((await waitForExecution(api, executionId)).status).to.equal('success');
+      const after = await scrape();
+      const moved = (eager: string) =>
+        sampleOf(after, 'switchyard_execution_starts_total', { eager }) -
+        sampleOf(before, 'switchyard_execution_starts_total', { eager });
+      // API and worker in one process, the worker idle: Temporal hands the run's task back in the answer.
+      expect({ eager: moved('true'), notEager: moved('false') }).to.deep.equal({ eager: 1, notEager: 0 });
+    });
+
     it('serves /metrics on a port of its own, behind METRICS_TOKEN when set', async () => {
       const token = 'metrics-token-0123456789';
       const server = await startMetricsServer({ host: '127.0.0.1', port: 0, token });
