@@ -2,23 +2,29 @@
  * `npm start`: the whole service with embedded defaults — the Temporal dev server (unless
  * TEMPORAL_ADDRESS is set) and, supervised, the service process (API + worker, processes/service-main.ts)
  * with PGlite (unless DATABASE_URL is set). The supervisor restarts the service process if it dies
- * (processes/supervisor.ts), and stops everything on Ctrl-C.
+ * (processes/supervisor.ts), and the dev server too (processes/dev-server-keeper.ts), and stops everything
+ * on Ctrl-C.
  */
 import path from 'node:path';
 import { API_REFERENCE_PATH } from '../src/http/paths';
 import type { DevServer } from '../platform/temporal/dev-server';
 import { exitOnSignals, failStart, loadConfigOrExit, processLogger } from './process-lifecycle';
 import { startEmbeddedTemporal } from './embedded-temporal';
+import { keepDevServerRunning, type DevServerKeeper } from './dev-server-keeper';
 import { superviseService, type ReadyMessage } from './supervisor';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = processLogger(config, 'supervisor');
   let devServer: DevServer | undefined;
+  let keeper: DevServerKeeper | undefined;
   if (!config.temporal.address) {
-    devServer = await startEmbeddedTemporal(config, logger).catch((error: unknown) =>
-      failStart(logger, error),
-    );
+    // Started again on the same ports and data whenever it exits unexpectedly (dev-server-keeper.ts).
+    keeper = await keepDevServerRunning({
+      start: () => startEmbeddedTemporal(config, logger),
+      logger,
+    }).catch((error: unknown) => failStart(logger, error));
+    devServer = keeper.current;
   }
   let announced = false;
   const supervisor = superviseService({
@@ -45,7 +51,7 @@ async function main(): Promise<void> {
 
   const stopAll = async (): Promise<void> => {
     await supervisor.stop();
-    await devServer?.stop();
+    await keeper?.stop();
   };
   exitOnSignals(logger, stopAll);
   supervisor.firstReady.catch((error: unknown) => {

@@ -129,19 +129,27 @@ function commandLine(pid: number): string {
   }
 }
 
+/** The dev server recorded in `dataDir` (its pid file), when that process still runs on the folder's database. */
+export function liveDevServerPid(dataDir: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(pidFile(dataDir), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  const dbFile = path.join(dataDir, 'temporal.db');
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) && commandLine(pid).includes(dbFile)
+    ? pid
+    : undefined;
+}
+
 /**
  * A dev server whose parent was killed (SIGKILL, out of memory) outlives it and keeps the port and the
  * database file. The next start on the same data folder stops it first, so a crash never blocks a restart.
  */
 async function stopLeftoverServer(dataDir: string, logger: Logger): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(pidFile(dataDir), 'utf8').trim());
-  } catch {
-    return;
-  }
-  const dbFile = path.join(dataDir, 'temporal.db');
-  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && commandLine(pid).includes(dbFile)) {
+  const pid = liveDevServerPid(dataDir);
+  if (pid !== undefined) {
     logger.warn({ pid }, 'Stopping a Temporal dev server left over from a previous run on this data folder');
     process.kill(pid, 'SIGTERM');
     for (let waited = 0; isAlive(pid) && waited < 10_000; waited += 100)

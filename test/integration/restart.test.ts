@@ -10,6 +10,8 @@ import { Receiver } from '../support/receiver';
 import { keyFromAdminOutput, ServiceProcess } from '../support/service-process';
 import { apiClient, sharedTemporal, tempDir } from '../support/stack';
 import { lockFile } from '../../platform/store/data-dir-lock';
+import { waitFor } from '../support/wait';
+import { liveDevServerPid } from '../../platform/temporal/dev-server';
 
 describe('restart of the service @integration', function () {
   this.timeout(180_000);
@@ -122,6 +124,34 @@ describe('restart of the service @integration', function () {
     const execution = await waitForExecution(apiClient(service.url, key), finishedId);
     expect(execution.status).to.equal('success');
     await trigger(apiClient(service.url, key), 'customer-onboarding', { customer: 'Bo', plan: 'starter' });
+  });
+
+  it('starts its Temporal dev server again when it dies, and executions go on', async () => {
+    const killed = liveDevServerPid(dataDir);
+    expect(killed, 'the running dev server').to.be.a('number');
+    process.kill(killed!, 'SIGKILL');
+    const restarted = await waitFor(
+      async () => {
+        const pid = liveDevServerPid(dataDir);
+        return pid !== undefined && pid !== killed ? pid : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: 'a new dev server process' },
+    );
+    expect(restarted).to.not.equal(killed);
+    const api = apiClient(service.url, key);
+    // The service loses Temporal meanwhile, and may be restarted by its own supervisor: accepted once back.
+    const executionId = await waitFor(
+      async () => {
+        const res = await api
+          .post('/v1/workflows/customer-onboarding/trigger', { customer: 'Cy', plan: 'enterprise' })
+          .catch(() => undefined);
+        return res?.status === 202 ? (res.body.execution_id as string) : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500, what: 'a trigger accepted after the dev server came back' },
+    );
+    expect((await waitForExecution(api, executionId)).status).to.equal('success');
+    // Its data folder was kept: the runs from before are still there.
+    expect((await waitForExecution(api, finishedId)).status).to.equal('success');
   });
 
   it('refuses a second process on the same data folder', async () => {
