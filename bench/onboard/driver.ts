@@ -46,11 +46,7 @@ export interface PhaseOptions {
   client: Client;
   /** How long to wait for the last arrival. @default 600000 */
   timeoutMs?: number;
-  /** The service's eager starts so far (its /metrics), where the starter does not know; undefined: unknown. */
-  eagerStarts?: EagerStartCount;
 }
-
-export type EagerStartCount = () => Promise<number | undefined>;
 
 export interface PhaseResult {
   concurrency: number;
@@ -62,8 +58,8 @@ export interface PhaseResult {
   executions_per_sec: number;
   /** How fast starts were accepted (above executions_per_sec: a backlog grew). */
   accepted_per_sec: number;
-  /** Starts that were eager: told by the start's answer (the floors) or the service's metrics; absent if unknown. */
-  eager_starts?: number;
+  /** Starts that were eager: told by the start's answer (the floors), else by the runs' start events. */
+  eager_starts: number;
   /** Trigger → the start's answer (the caller's next trigger waits for it). */
   accept_ms: LatencySummary;
   trigger_to_receiver_ms: LatencySummary;
@@ -88,6 +84,8 @@ export interface HistoryStats {
   marker_bytes_per_run: number;
   workflow_tasks_per_run: number;
   workflow_task_timeouts: number;
+  /** Runs whose start Temporal answered with their first workflow task (the start event's eager flag). */
+  eager_starts: number;
 }
 
 export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
@@ -100,7 +98,6 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
   let retried = 0;
   let eager: number | undefined;
   let next = 0;
-  const eagerBefore = await options.eagerStarts?.();
   const meter = new ProcessMeter(options.pids, true);
   const began = performance.now();
   meter.start();
@@ -135,8 +132,6 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, caller));
   const acceptedMs = performance.now() - began;
-  const eagerAfter = await options.eagerStarts?.();
-  if (eagerBefore !== undefined && eagerAfter !== undefined) eager = eagerAfter - eagerBefore;
 
   const deadline = Date.now() + (options.timeoutMs ?? 600_000);
   const arrived = () => [...sentAt.keys()].filter((customer) => receiver.arrivals.has(customer)).length;
@@ -155,6 +150,7 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
     Object.fromEntries(
       Object.entries(msByName).map(([name, ms]) => [name, round(ms / Math.max(1, arrivals.length), 1)]),
     );
+  const history = await historyStats(options.client, workflowIds);
   const byThread = Object.fromEntries(
     Object.entries(usage.cpu_ms_by_thread).map(([name, groups]) => [name, perExecutionOf(groups)]),
   );
@@ -166,13 +162,13 @@ export async function runPhase(options: PhaseOptions): Promise<PhaseResult> {
     error_samples: [...errorSamples],
     executions_per_sec: perSecond(arrivals.length, durationMs),
     accepted_per_sec: perSecond(workflowIds.length, acceptedMs),
-    ...(eager === undefined ? {} : { eager_starts: eager }),
+    eager_starts: eager ?? history.eager_starts,
     accept_ms: summarizeLatencies(acceptLatencies),
     trigger_to_receiver_ms: summarizeLatencies(latencies),
     cpu_ms_per_execution: perExecutionOf({ ...usage.cpu_ms, total }),
     cpu_ms_per_execution_by_thread: byThread,
     peak_rss_mb: usage.peak_rss_mb,
-    history: await historyStats(options.client, workflowIds),
+    history,
     receiver_missing: sentAt.size - arrivals.length,
     receiver_duplicates: [...sentAt.keys()].filter((customer) => (receiver.hits.get(customer) ?? 0) > 1)
       .length,
@@ -189,6 +185,7 @@ export async function historyStats(client: Client, workflowIds: string[]): Promi
   let markerBytes = 0;
   let tasks = 0;
   let timeouts = 0;
+  let eager = 0;
   let nextIndex = 0;
   const reader = async (): Promise<void> => {
     for (let index = nextIndex++; index < workflowIds.length; index = nextIndex++) {
@@ -200,8 +197,10 @@ export async function historyStats(client: Client, workflowIds: string[]): Promi
       bytes += temporal.api.history.v1.History.encode(history).finish().length;
       for (const event of history.events ?? []) {
         events += 1;
-        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
+        if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED) {
           startedBytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+          if (event.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted) eager += 1;
+        }
         if (event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED)
           markerBytes += temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
         if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED) completed += 1;
@@ -221,6 +220,7 @@ export async function historyStats(client: Client, workflowIds: string[]): Promi
     marker_bytes_per_run: Math.round(markerBytes / Math.max(1, runs)),
     workflow_tasks_per_run: round(tasks / Math.max(1, runs), 2),
     workflow_task_timeouts: timeouts,
+    eager_starts: eager,
   };
 }
 
@@ -243,7 +243,6 @@ export async function runPhases(
   receiver: OnboardReceiver,
   pids: Record<string, number>,
   client: Client,
-  eagerStarts?: EagerStartCount,
 ): Promise<Record<string, PhaseResult>> {
   if (sizes.warmup > 0) {
     await runPhase({
@@ -266,12 +265,11 @@ export async function runPhases(
       receiver,
       pids,
       client,
-      ...(eagerStarts && { eagerStarts }),
     });
     progress(
       `onboard: ${label} c=${concurrency}: ${phase.executions_per_sec} executions/s, p50 ${phase.trigger_to_receiver_ms.p50} ms, ` +
-        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run` +
-        (phase.eager_starts === undefined ? '' : `, ${phase.eager_starts} eager starts`),
+        `${phase.cpu_ms_per_execution['total']} ms CPU each, ${phase.history.workflow_tasks_per_run} workflow tasks/run, ` +
+        `${phase.eager_starts} eager starts`,
     );
     phases[`c${concurrency}`] = phase;
   }

@@ -133,17 +133,3 @@ async function createDatabase(serverUrl: string): Promise<{ url: string; drop():
     },
   };
 }
-
-/**
- * The service's eager starts so far, from its /metrics (`switchyard_execution_starts_total{eager="true"}`);
- * undefined when it does not count them (a build before the counter).
- */
-export async function eagerStartsOf(service: Pick<ServiceUnderTest, 'baseUrl'>): Promise<number | undefined> {
-  const response = await fetch(`${service.baseUrl}/metrics`);
-  if (response.status !== 200) return undefined;
-  const text = await response.text();
-  const match = /^switchyard_execution_starts_total\{eager="true"\} (\d+)$/m.exec(text);
-  if (match) return Number(match[1]);
-  // Counted, but no eager start yet.
-  return /^switchyard_execution_starts_total\{/m.test(text) ? 0 : undefined;
-}

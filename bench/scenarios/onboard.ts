@@ -41,7 +41,7 @@ import { benchFloorTight } from '../onboard/floor-tight';
 import { ONBOARD_WORKFLOW_ID, onboardDefinition, onboardInput } from '../onboard/flow';
 import { postSignedHook } from '../onboard/hook-request';
 import { startOnboardReceiver, type OnboardReceiver } from '../onboard/receiver';
-import { eagerStartsOf, startServiceProcess, type ServiceUnderTest } from '../onboard/service';
+import { startServiceProcess, type ServiceUnderTest } from '../onboard/service';
 import { progress } from '../stack';
 import { ratio } from '../stats';
 import { ONBOARD_FLOOR_WORKFLOW_TYPE } from '../workflows/onboard-floor';
@@ -267,8 +267,7 @@ async function benchService(
       variant === 'trigger_pglite' ? triggerStarter(service, pool) : hookStarter(pool, hookSecret);
     // Every process `npm start` runs: the supervisor too (light, but part of the tree's CPU and memory).
     const pids = service.pids;
-    const eagerStarts = () => eagerStartsOf(service);
-    const phases = await runPhases(`${variant}`, settings, start, receiver, pids, client, eagerStarts);
+    const phases = await runPhases(`${variant}`, settings, start, receiver, pids, client);
     return {
       database: service.database,
       phases,
