@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { httpStep, rulesStep } from '../support/fixtures';
 import { waitFor } from '../support/wait';
-import { expectEventsDelivered, receivedEvents, reportScenario } from './harness';
+import { receivedEvents, reportScenario } from './harness';
 import { EVENTS_PATH, startScenario, type Scenario } from './scenario';
 
 const RUNS = 8;
@@ -80,9 +80,6 @@ describe('fault: PostgreSQL away while executions run @integration @faults', fun
   });
 
   it('delivers every event once after recovery: none lost, none twice', async () => {
-    await expectEventsDelivered(scenario.receiver, EVENTS_PATH, ids, [
-      'execution.started',
-      'execution.completed',
-    ]);
+    await scenario.expectEventsDelivered(ids);
   });
 });

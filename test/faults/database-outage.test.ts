@@ -6,14 +6,7 @@ import { expect } from 'chai';
 import request from 'supertest';
 import { rulesStep } from '../support/fixtures';
 import { waitFor } from '../support/wait';
-import {
-  expectEventsDelivered,
-  receivedEvents,
-  reportScenario,
-  ResponseLog,
-  triggerUnderFault,
-  waitAllFinal,
-} from './harness';
+import { receivedEvents, reportScenario, ResponseLog, triggerUnderFault, waitAllFinal } from './harness';
 import { EVENTS_PATH, startScenario, type Scenario } from './scenario';
 
 describe('fault: PostgreSQL unavailable @integration @faults', function () {
@@ -78,9 +71,6 @@ describe('fault: PostgreSQL unavailable @integration @faults', function () {
   });
 
   it('delivered every event at least once, each under one webhook-id', async () => {
-    await expectEventsDelivered(scenario.receiver, EVENTS_PATH, accepted, [
-      'execution.started',
-      'execution.completed',
-    ]);
+    await scenario.expectEventsDelivered(accepted);
   });
 });

@@ -210,13 +210,18 @@ export function receivedEvents(receiver: Receiver, path: string): Map<string, Ma
   return byExecution;
 }
 
-/** Waits until every execution's events of these kinds arrived at least once; each under one webhook-id. */
+/**
+ * Waits until every execution's events of these kinds arrived at least once; each under one webhook-id.
+ * When some never arrive, `explain` (given the missing `<execution> <kind>` pairs) says what the service
+ * knows of them, for the failure message: whether a delivery was recorded, its status and attempts.
+ */
 export async function expectEventsDelivered(
   receiver: Receiver,
   path: string,
   ids: string[],
   kinds: string[],
   timeoutMs = 120_000,
+  explain?: (missing: string[]) => Promise<string>,
 ): Promise<void> {
   const missing = () => {
     const events = receivedEvents(receiver, path);
@@ -224,11 +229,17 @@ export async function expectEventsDelivered(
       kinds.filter((kind) => !events.get(id)?.has(kind)).map((kind) => `${id} ${kind}`),
     );
   };
-  await waitFor(async () => missing().length === 0, {
-    timeoutMs,
-    intervalMs: 500,
-    what: `every event delivered (missing: ${missing().slice(0, 3).join(', ')})`,
-  });
+  try {
+    await waitFor(async () => missing().length === 0, {
+      timeoutMs,
+      intervalMs: 500,
+      what: () => `every event delivered (${missing().length} missing: ${missing().slice(0, 3).join(', ')})`,
+    });
+  } catch (error) {
+    if (!explain) throw error;
+    const why = await explain(missing()).catch((e: Error) => `(could not read the deliveries: ${e.message})`);
+    throw new Error(`${(error as Error).message}\n${why}`);
+  }
   for (const [execution, kinds] of receivedEvents(receiver, path)) {
     for (const [kind, webhookIds] of kinds)
       expect(webhookIds.size, `${execution} ${kind} arrived under ${[...webhookIds].join(', ')}`).to.equal(1);

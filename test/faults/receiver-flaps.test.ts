@@ -4,14 +4,7 @@
  */
 import { expect } from 'chai';
 import { rulesStep } from '../support/fixtures';
-import {
-  expectEventsDelivered,
-  receivedEvents,
-  reportScenario,
-  ResponseLog,
-  triggerUnderFault,
-  waitAllFinal,
-} from './harness';
+import { receivedEvents, reportScenario, ResponseLog, triggerUnderFault, waitAllFinal } from './harness';
 import { EVENTS_PATH, startScenario, type Scenario } from './scenario';
 
 describe('fault: webhook receiver flaps @integration @faults', function () {
@@ -62,13 +55,7 @@ describe('fault: webhook receiver flaps @integration @faults', function () {
   });
 
   it('delivered every event at least once, each under one webhook-id', async () => {
-    await expectEventsDelivered(
-      scenario.receiver,
-      EVENTS_PATH,
-      accepted,
-      ['execution.started', 'execution.completed'],
-      150_000,
-    );
+    await scenario.expectEventsDelivered(accepted, 150_000);
   });
 
   it('kept every attempt in the delivery log, each delivery succeeded', async () => {

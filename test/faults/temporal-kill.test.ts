@@ -1,14 +1,7 @@
 /** Fault: the Temporal server is killed (SIGKILL) under load, then restarted on the same database file. */
 import { expect } from 'chai';
 import { httpStep, rulesStep } from '../support/fixtures';
-import {
-  expectEventsDelivered,
-  receivedEvents,
-  reportScenario,
-  ResponseLog,
-  triggerUnderFault,
-  waitAllFinal,
-} from './harness';
+import { receivedEvents, reportScenario, ResponseLog, triggerUnderFault, waitAllFinal } from './harness';
 import { EVENTS_PATH, startScenario, type Scenario } from './scenario';
 
 describe('fault: Temporal killed under load @integration @faults', function () {
@@ -69,12 +62,6 @@ describe('fault: Temporal killed under load @integration @faults', function () {
   });
 
   it('delivered every event at least once, each under one webhook-id', async () => {
-    await expectEventsDelivered(
-      scenario.receiver,
-      EVENTS_PATH,
-      accepted,
-      ['execution.started', 'execution.completed'],
-      180_000,
-    );
+    await scenario.expectEventsDelivered(accepted, 180_000);
   });
 });
