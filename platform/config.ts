@@ -93,6 +93,7 @@ const envSchema = z.object({
   ADMISSION_SWEEP_MS: positiveInt.max(3_600_000).default(5_000),
   ADMISSION_CHECK_MS: positiveInt.max(86_400_000).default(60_000),
   HOUSEKEEPING_INTERVAL_MINUTES: positiveInt.default(60),
+  PGLITE_UPKEEP_SECONDS: positiveInt.default(60),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   METRICS_ENABLED: booleanFromEnv.default(true),
@@ -190,6 +191,8 @@ export interface Config {
   admissionSweep: { sweepMs: number; checkEveryMs: number };
   /** How often the housekeeping job runs (a Temporal Schedule per task queue). */
   housekeepingIntervalMinutes: number;
+  /** How often the process that opened PGlite vacuums its tables (platform/store/pglite-vacuum.ts). */
+  pgliteUpkeepSeconds: number;
   logLevel: Env['LOG_LEVEL'];
   /** `auto`: readable lines (pino-pretty) when stdout is a terminal, JSON lines otherwise. */
   logFormat: Env['LOG_FORMAT'];
@@ -341,6 +344,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bulkLeaseMs: e.BULK_LEASE_MS,
     admissionSweep: { sweepMs: e.ADMISSION_SWEEP_MS, checkEveryMs: e.ADMISSION_CHECK_MS },
     housekeepingIntervalMinutes: e.HOUSEKEEPING_INTERVAL_MINUTES,
+    pgliteUpkeepSeconds: e.PGLITE_UPKEEP_SECONDS,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     metrics: {

@@ -37,6 +37,7 @@ import { createSecretCipher, loadOrCreateSecretsKey } from '../platform/secrets/
 import type { Services } from '../src/services';
 import { acquireDataDirLock, canServeSocket, pgliteSocketPath } from '../platform/store/data-dir-lock';
 import { openDatabase, type Database } from '../platform/store/db';
+import { startPgliteUpkeep } from '../platform/store/pglite-vacuum';
 import { migrate } from '../platform/store/migrate';
 import { queueTotalsByWorkflow } from '../platform/store/queue-totals';
 import {
@@ -143,6 +144,11 @@ export async function startRuntime({
     cleanups.push(() => db.close());
     const migration = await migrate(db);
     if (migration.to !== migration.from) logger.info(migration, 'Database migrated');
+    // PGlite has no autovacuum of its own (platform/store/pglite-vacuum.ts).
+    if (db.kind === 'pglite')
+      cleanups.push(
+        startPgliteUpkeep(db, logger.child({ component: 'pglite' }), config.pgliteUpkeepSeconds * 1000),
+      );
     const admission =
       api && runWorker
         ? new AdmissionGate({ limit: config.triggerBacklog, maxWaitMs: config.triggerMaxWaitMs })
