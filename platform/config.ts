@@ -120,7 +120,7 @@ const envSchema = z.object({
   TRIGGER_BACKLOG: positiveInt.default(16),
   TRIGGER_MAX_WAIT_MS: positiveInt.default(10_000),
   COMPUTE_THREADS: positiveInt.max(64).default(2),
-  WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(100),
+  WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(40),
   WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
   WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
   // Default: min(10, WORKER_LOCAL_ACTIVITY_SLOTS); at most WORKER_LOCAL_ACTIVITY_SLOTS (checked in loadConfig).
