@@ -29,7 +29,7 @@ export interface TableUpkeep {
  * or rows changed since the last analyze over 50 + 10% (analyze only). Most dead rows first.
  */
 export async function tablesDueForUpkeep(db: Queryable): Promise<TableUpkeep[]> {
-  const rows = await db.query<{ table: string; action: 'vacuum' | 'analyze'; dead_rows: number }>(
+  return db.query<TableUpkeep>(
     `select relname as table,
             case when n_dead_tup > 50 + 0.2 * n_live_tup or n_ins_since_vacuum > 1000 + 0.2 * n_live_tup
                  then 'vacuum' else 'analyze' end as action,
@@ -41,7 +41,6 @@ export async function tablesDueForUpkeep(db: Queryable): Promise<TableUpkeep[]> 
             or n_mod_since_analyze > 50 + 0.1 * n_live_tup)
      order by n_dead_tup desc, relname`,
   );
-  return rows;
 }
 
 /** A table name as an SQL identifier. */
