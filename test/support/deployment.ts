@@ -32,6 +32,26 @@ export interface DeploymentOptions {
 }
 
 /** A child process of ours with its output kept for failure messages. */
+/**
+ * TEST_PROCESS_LOGS=<folder>: every process a test starts writes its whole output there, one file per
+ * process (`<name>-<pid>.log`); a test keeps only the last 20,000 characters otherwise.
+ */
+function processLog(name: string, pid: number | undefined): fs.WriteStream | undefined {
+  const folder = process.env['TEST_PROCESS_LOGS'];
+  if (!folder) return undefined;
+  fs.mkdirSync(folder, { recursive: true });
+  return fs.createWriteStream(path.join(folder, `${name.replace(/\W+/g, '-')}-${pid}.log`));
+}
+
+/**
+ * TEST_WORKER_METRICS_PORT=<port>: the deployment's first worker serves /metrics there (the SDK's slot,
+ * poller and cache gauges among them), to watch a stuck worker; one deployment at a time.
+ */
+function workerMetricsEnv(): Record<string, string> {
+  const port = process.env['TEST_WORKER_METRICS_PORT'];
+  return port ? { METRICS_PORT: port } : {};
+}
+
 export class Managed {
   private child: ChildProcess | undefined;
   output = '';
@@ -56,7 +76,9 @@ export class Managed {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const log = processLog(this.name, child.pid);
     const keep = (chunk: Buffer) => {
+      log?.write(chunk);
       this.output = (this.output + chunk.toString()).slice(-20_000);
     };
     child.stdout.on('data', keep);
@@ -104,7 +126,10 @@ export class Deployment {
       ...this.env(),
       PORT: String(this.apiPort),
     }));
-    this.worker = new Managed('the worker', 'dist/processes/worker-main.js', () => this.env());
+    this.worker = new Managed('the worker', 'dist/processes/worker-main.js', () => ({
+      ...this.env(),
+      ...workerMetricsEnv(),
+    }));
   }
 
   get url(): string {
