@@ -31,6 +31,7 @@ import { callTemporal, grpcCodeOf } from '../../platform/temporal/errors';
 import { overlapPolicyOf, putSchedule } from '../../platform/temporal/put-schedule';
 import { EXECUTION_WORKFLOW_TYPE, type ExecutionInput } from '../../core/execution-types';
 import { WORKFLOW_ATTRIBUTE, WORKSPACE_ATTRIBUTE } from '../../core/search-attributes';
+import { runDefinition } from '../../core/definitions/run-definition';
 
 type ScheduleTrigger = Extract<Trigger, { type: 'schedule' }>;
 
@@ -145,7 +146,11 @@ async function scheduledExecutionInput(
   }
   const executionInput: ExecutionInput = {
     workspaceId,
-    workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
+    workflow: {
+      id: record.workflow_id,
+      version: record.version,
+      definition: runDefinition(record.definition),
+    },
     trigger: { type: 'schedule' },
     input,
     // Synced once for many runs: each asks for its place, and the activity reads the cap in effect then.

@@ -20,6 +20,7 @@ import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
 import { debounce } from '../flow-control/debounce';
 import { metrics } from '../../platform/observability/metrics';
+import { runDefinition } from '../../core/definitions/run-definition';
 
 export interface TriggerRequest {
   workspaceId: string;
@@ -83,7 +84,11 @@ export async function triggerExecution(
   }
   const executionInput: ExecutionInput = {
     workspaceId: request.workspaceId,
-    workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
+    workflow: {
+      id: record.workflow_id,
+      version: record.version,
+      definition: runDefinition(record.definition),
+    },
     trigger: { type: request.triggerType, ...(request.event && { event: request.event }) },
     input,
     ...(request.rerunOf !== undefined && { rerun_of: request.rerunOf }),

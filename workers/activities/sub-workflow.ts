@@ -19,6 +19,7 @@ import { SchemaError } from '../../core/definitions/input-schema';
 import type { SchemaValidation } from '../../platform/compute/schemas';
 import type { WorkflowVersionRecord } from '../../platform/store/workflows';
 import { pausingBudget, workspaceEvaluator } from '../../platform/compute/evaluation';
+import { runDefinition } from '../../core/definitions/run-definition';
 
 export interface SubWorkflowDeps {
   compute: ComputePool;
@@ -85,7 +86,11 @@ export function createChildPreparer(deps: SubWorkflowDeps) {
       at,
       child: {
         workspaceId: request.workspace_id,
-        workflow: { id: record.workflow_id, version: record.version, definition: record.definition },
+        workflow: {
+          id: record.workflow_id,
+          version: record.version,
+          definition: runDefinition(record.definition),
+        },
         trigger: { type: 'workflow' },
         input,
         parent,
