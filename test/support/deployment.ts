@@ -31,7 +31,6 @@ export interface DeploymentOptions {
   env?: Record<string, string>;
 }
 
-/** A child process of ours with its output kept for failure messages. */
 /**
  * TEST_PROCESS_LOGS=<folder>: every process a test starts writes its whole output there, one file per
  * process (`<name>-<pid>.log`); a test keeps only the last 20,000 characters otherwise.
@@ -52,6 +51,7 @@ function workerMetricsEnv(): Record<string, string> {
   return port ? { METRICS_PORT: port } : {};
 }
 
+/** A child process of ours with its output kept for failure messages. */
 export class Managed {
   private child: ChildProcess | undefined;
   output = '';
