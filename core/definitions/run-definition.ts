@@ -1,15 +1,16 @@
 /**
  * What a run keeps of its definition version: the snapshot in its workflow input (ExecutionInput.workflow),
  * which the start event of every run's history stores again. It leaves out what nothing reads after the
- * start: the definition's `description` and `trigger` (the run's own trigger is ExecutionInput.trigger) and
- * each step's `description`, so that long descriptions cost nothing per run. The `input_schema` stays: a
- * retry checks a corrected input against it (src/executions/retry.ts), also once the version is deleted.
- * Histories written before keep all of it; the code that reads a run ignores what it does not use.
+ * start: the definition's `description`, its `input_schema` (the API and the sub-workflow step check the
+ * input before the start; a retry with a corrected input reads the version from the database:
+ * src/executions/retry.ts), its `trigger` (the run's own trigger is ExecutionInput.trigger) and each step's
+ * `description`. Long descriptions and large schemas then cost nothing per run. Histories written before
+ * keep all of it; the code that reads a run ignores what it does not use.
  */
 import type { Definition, Step } from './schema';
 
 export function runDefinition(definition: Definition): Definition {
-  const { description: _description, trigger: _trigger, ...kept } = definition;
+  const { description: _description, input_schema: _schema, trigger: _trigger, ...kept } = definition;
   return { ...kept, steps: kept.steps.map(runStep) };
 }
 

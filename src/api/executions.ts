@@ -203,7 +203,8 @@ export function executionRoutes(): AnyRoute[] {
       summary: 'Retry a failed execution from its failed step',
       description:
         'Same execution_id; steps that succeeded before the failed one are not run again and keep their outputs and timings. ' +
-        'An optional `input` corrects the input for the failed step and every later one. Concurrent retries start one. ' +
+        'An optional `input` corrects the input for the failed step and every later one, checked against the input_schema of ' +
+        "the execution's version (404 `workflow_not_found` once that version is deleted). Concurrent retries start one. " +
         "The new run carries the earlier steps' records in its input: past 2 MB of them (a run that failed with " +
         '`history_too_large`, say), the retry answers 413 `payload_too_large`.',
       tag: 'Executions',

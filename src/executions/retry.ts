@@ -11,7 +11,7 @@
  * answers 503 `worker_unavailable` and starts nothing (src/executions/worker-presence.ts).
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { AppError, invalidRequest, workerUnavailable } from '../../platform/errors';
+import { AppError, invalidRequest, notFound, workerUnavailable } from '../../platform/errors';
 import type { Services } from '../services';
 import { jsonByteLength } from '../../core/step-data';
 import { claimRetry, recordRetriedRun, releaseRetry } from '../../platform/store/execution-retries';
@@ -176,8 +176,12 @@ function originalInput(run: ExecutionInput): unknown {
   return run.resume && 'original_input' in run.resume ? run.resume.original_input : run.input;
 }
 
-/** A corrected input, validated against the input_schema of the version the execution runs. */
-function correctedInput(
+/**
+ * A corrected input, validated against the input_schema of the version the execution runs: the run's
+ * snapshot holds it in runs started before runDefinition left it out, else the version in the database.
+ * Once that version is deleted, nothing can check the input: 404 `workflow_not_found`.
+ */
+async function correctedInput(
   services: Services,
   workspaceId: string,
   run: ExecutionInput,
@@ -188,10 +192,15 @@ function correctedInput(
       { path: '/input', message: 'must be an object' },
     ]);
   }
-  const record = {
-    workflow_id: run.workflow.id,
-    version: run.workflow.version,
-    definition: run.workflow.definition,
-  };
+  const { id, version } = run.workflow;
+  const record = run.workflow.definition.input_schema
+    ? { workflow_id: id, version, definition: run.workflow.definition }
+    : await services.reads.workflowVersion(workspaceId, id, version);
+  if (!record) {
+    throw notFound(
+      'workflow_not_found',
+      `Version ${version} of workflow '${id}' was deleted, so a corrected input cannot be checked against its input_schema. Retry without "input" to run the failed step again with the input the execution has.`,
+    );
+  }
   return validatedInput(services, workspaceId, record, structuredClone(input), '/input');
 }

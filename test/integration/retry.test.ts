@@ -117,6 +117,23 @@ describe('retry from the failed step @integration', function () {
     expect(res.body.error.details[0].path).to.equal('/input/customer');
   });
 
+  it('checks a corrected input against the version in the database, and answers 404 workflow_not_found once it is deleted', async () => {
+    const { workflowId, failed } = await failingRun('/r4b');
+    const tooShort = await service
+      .api()
+      .post(`/v1/executions/${failed.execution_id}/retry`, { input: { customer: 'G' } });
+    expectError(tooShort, 400, 'invalid_input');
+    await service.api().delete(`/v1/workflows/${workflowId}`).expect(204);
+    const res = await service
+      .api()
+      .post(`/v1/executions/${failed.execution_id}/retry`, { input: { customer: 'Grace' } });
+    expectError(res, 404, 'workflow_not_found');
+    expect(res.body.error.message).to.include('Retry without "input"');
+    // Without a corrected input the run needs nothing of the deleted version: it carries its definition.
+    await service.api().post(`/v1/executions/${failed.execution_id}/retry`).expect(202);
+    expect((await waitForExecution(service.api(), failed.execution_id)).status).to.equal('success');
+  });
+
   it('answers 409 execution_not_failed for an execution that succeeded', async () => {
     const workflowId = await createWorkflow(
       service.api(),
