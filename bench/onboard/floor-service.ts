@@ -11,13 +11,24 @@
  * Settings from the environment: FLOOR_TEMPORAL_ADDRESS, FLOOR_TASK_QUEUE, FLOOR_HOOK_SECRET (the hook
  * secret the requests are signed with), FLOOR_RECEIVER_URL (where the activity POSTs). Listens on a free
  * loopback port and sends it to its parent ({ port }) once the worker polls; stops on SIGTERM. Started by
- * floor-tight.ts.
+ * floor-tight.ts. BENCH_FLOOR_START_EXTRAS=1 starts each run with what the service's starts add to it
+ * (src/executions/trigger.ts: our search attributes, a static summary, a memo, a fairness key), to measure
+ * what they cost the dev server (docs/benchmarks.md#what-our-start-options-cost-the-dev-server).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { replayKey, verifySignature } from '../../src/inbound-hooks/signature';
+import {
+  TRIGGER_ATTRIBUTE,
+  VERSION_ATTRIBUTE,
+  WAITING_ATTRIBUTE,
+  WORKFLOW_ATTRIBUTE,
+  WORKSPACE_ATTRIBUTE,
+} from '../../core/search-attributes';
+import { REQUEST_ID_MEMO } from '../../core/telemetry';
+import { workspacePriority } from '../../core/fairness';
 import { onboardFloorTight } from '../workflows/onboard-floor-tight';
 import { AdmissionGate } from './admission-gate';
 import { createTightFloorActivities } from './floor-service-activities';
@@ -81,6 +92,7 @@ async function main(): Promise<void> {
         args: [{ customer: input.customer, plan: input.plan }],
         requestEagerStart: true,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        ...(startExtras && serviceStartExtras(workflowId)),
       });
       answer(res, 202, { execution_id: workflowId, eagerly_started: handle.eagerlyStarted });
     } catch (error) {
@@ -91,6 +103,7 @@ async function main(): Promise<void> {
     }
   };
 
+  const startExtras = process.env['BENCH_FLOOR_START_EXTRAS'] === '1';
   const server = http.createServer((req, res) => {
     if (req.method !== 'POST' || req.url !== FLOOR_HOOK_PATH) return answer(res, 404, { error: 'not found' });
     const chunks: Buffer[] = [];
@@ -121,3 +134,19 @@ main().then(
     process.exit(1);
   },
 );
+
+/** What the service's start of an onboard run adds to the floor's (executionStartOptions, trigger.ts). */
+function serviceStartExtras(workflowId: string) {
+  return {
+    typedSearchAttributes: [
+      { key: WORKSPACE_ATTRIBUTE, value: 'bench' },
+      { key: WORKFLOW_ATTRIBUTE, value: 'onboard' },
+      { key: VERSION_ATTRIBUTE, value: 1 },
+      { key: TRIGGER_ATTRIBUTE, value: 'webhook' },
+      { key: WAITING_ATTRIBUTE, value: false },
+    ],
+    staticSummary: 'Onboarding (benchmark) (onboard v1)',
+    memo: { [REQUEST_ID_MEMO]: `req_${workflowId.slice(0, 20)}` },
+    priority: workspacePriority('bench'),
+  };
+}
