@@ -120,7 +120,8 @@ const envSchema = z.object({
   TRIGGER_BACKLOG: positiveInt.default(16),
   TRIGGER_MAX_WAIT_MS: positiveInt.default(10_000),
   COMPUTE_THREADS: positiveInt.max(64).default(2),
-  WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).default(40),
+  // Default: WORKFLOW_TASK_SLOTS_ALONE or, in a process that runs the API too, WORKFLOW_TASK_SLOTS_BESIDE_API.
+  WORKER_WORKFLOW_TASK_SLOTS: positiveInt.min(2).optional(),
   WORKER_LOCAL_ACTIVITY_SLOTS: positiveInt.default(100),
   WORKER_ACTIVITY_SLOTS: positiveInt.default(200),
   // Default: min(10, WORKER_LOCAL_ACTIVITY_SLOTS); at most WORKER_LOCAL_ACTIVITY_SLOTS (checked in loadConfig).
@@ -231,6 +232,8 @@ export interface Config {
   computeThreads: number;
   /** How much work one worker process takes on at once (docs/benchmarks.md#worker-settings). */
   worker: WorkerTuning;
+  /** The same for a worker that runs in one process with the API (`npm start`): more workflow-task slots. */
+  workerBesideApi: WorkerTuning;
   /**
    * Worker Deployment Versioning (docs/operations.md#deploys-worker-builds-and-versioning); undefined: the
    * worker polls unversioned.
@@ -267,6 +270,32 @@ export interface WorkerTuning {
  * call still goes at once while fewer than ten of its workspace's calls are in flight.
  */
 export const DEFAULT_LOCAL_CALL_SLOTS_PER_WORKSPACE = 10;
+
+/**
+ * Workflow-task slots of a worker process of its own. With 100, such a worker under the load test stopped
+ * polling (every slot held, the process idle: docs/benchmarks.md#eager-starts-2026-11-27-later) in three runs
+ * of three; with 40 it never did. It gets no eager starts, so more slots would only queue more tasks inside
+ * it, where Temporal's fairness between workspaces no longer applies.
+ */
+export const WORKFLOW_TASK_SLOTS_ALONE = 40;
+/**
+ * Workflow-task slots of a worker that runs in one process with the API: a start is eager only when a slot
+ * is free at that moment, and with 100 every start of the onboard benchmark was, against 70–90 % with 40,
+ * for 20–34 % less CPU per run and a lower p99 at 50 callers (docs/benchmarks.md#workflow-task-slots-beside-the-api).
+ */
+export const WORKFLOW_TASK_SLOTS_BESIDE_API = 100;
+
+function workerTuningOf(e: z.infer<typeof envSchema>, defaultWorkflowTaskSlots: number): WorkerTuning {
+  return {
+    workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS ?? defaultWorkflowTaskSlots,
+    localActivitySlots: e.WORKER_LOCAL_ACTIVITY_SLOTS,
+    activitySlots: e.WORKER_ACTIVITY_SLOTS,
+    cachedWorkflows: e.WORKER_CACHED_WORKFLOWS,
+    localCallSlotsPerWorkspace:
+      e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE ??
+      Math.min(DEFAULT_LOCAL_CALL_SLOTS_PER_WORKSPACE, e.WORKER_LOCAL_ACTIVITY_SLOTS),
+  };
+}
 
 export interface WorkerVersioning {
   /** The Worker Deployment this worker belongs to (default: the task queue's name). */
@@ -373,15 +402,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     triggerBacklog: e.TRIGGER_BACKLOG,
     triggerMaxWaitMs: e.TRIGGER_MAX_WAIT_MS,
     computeThreads: e.COMPUTE_THREADS,
-    worker: {
-      workflowTaskSlots: e.WORKER_WORKFLOW_TASK_SLOTS,
-      localActivitySlots: e.WORKER_LOCAL_ACTIVITY_SLOTS,
-      activitySlots: e.WORKER_ACTIVITY_SLOTS,
-      cachedWorkflows: e.WORKER_CACHED_WORKFLOWS,
-      localCallSlotsPerWorkspace:
-        e.WORKER_LOCAL_CALL_SLOTS_PER_WORKSPACE ??
-        Math.min(DEFAULT_LOCAL_CALL_SLOTS_PER_WORKSPACE, e.WORKER_LOCAL_ACTIVITY_SLOTS),
-    },
+    worker: workerTuningOf(e, WORKFLOW_TASK_SLOTS_ALONE),
+    workerBesideApi: workerTuningOf(e, WORKFLOW_TASK_SLOTS_BESIDE_API),
     workerVersioning: e.WORKER_VERSIONING
       ? {
           // Temporal writes a version as `deployment.build`, so a deployment's name has no dot.

@@ -223,7 +223,8 @@ export async function startRuntime({
           payloadCodecs: temporal.payloadCodecs,
           tracing,
           extraActivities,
-          tuning: config.worker,
+          // Beside the API every start is eager, and takes a free slot of this worker (config.ts).
+          tuning: api ? config.workerBesideApi : config.worker,
           onStepsBegin: admission && ((executionId: string) => admission.release(executionId)),
           probation,
         });

@@ -87,6 +87,21 @@ describe('configuration: workspace limits', () => {
   });
 });
 
+describe('configuration: workflow-task slots', () => {
+  it('gives a worker of its own 40 and a worker beside the API 100 by default', () => {
+    const config = loadConfig({});
+    expect(config.worker.workflowTaskSlots).to.equal(40);
+    expect(config.workerBesideApi.workflowTaskSlots).to.equal(100);
+    expect({ ...config.workerBesideApi, workflowTaskSlots: 40 }).to.deep.equal(config.worker);
+  });
+
+  it('gives both what WORKER_WORKFLOW_TASK_SLOTS says', () => {
+    const config = loadConfig({ WORKER_WORKFLOW_TASK_SLOTS: '60' });
+    expect(config.worker.workflowTaskSlots).to.equal(60);
+    expect(config.workerBesideApi.workflowTaskSlots).to.equal(60);
+  });
+});
+
 describe('configuration: worker versioning', () => {
   it('versions workers by default, in a deployment named after the task queue, replacing older builds', () => {
     expect(loadConfig({ TEMPORAL_TASK_QUEUE: 'orders.eu' }).workerVersioning).to.deep.equal({
