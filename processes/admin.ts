@@ -19,7 +19,7 @@ import {
   setLimitOverrides,
   type LimitSetting,
 } from '../platform/store/workspace-limits';
-import { workspaceAdmissionCounts } from '../platform/store/workspace-admissions';
+import { workspaceRowCounts } from '../platform/store/workspace-admissions';
 import { createWorkspace, getWorkspace, listWorkspaces, type Workspace } from '../platform/store/workspaces';
 import { newWorkspaceId } from '../platform/ids';
 import { LIMIT_NAMES, type LimitName } from '../core/workspace-limits';
@@ -122,7 +122,7 @@ async function limitsReport(db: Queryable, workspace: Workspace, config: Config)
   const cap = overrides.has('open_executions')
     ? overrides.get('open_executions')
     : config.workspaceLimits.open_executions;
-  const openUnderCap = cap === null ? undefined : (await workspaceAdmissionCounts(db, workspace.id)).open;
+  const openUnderCap = cap === null ? undefined : (await workspaceRowCounts(db, workspace.id)).open;
   const usage: Record<LimitName, string> = {
     workflows: String(counted.workflows),
     secrets: String(counted.secrets),

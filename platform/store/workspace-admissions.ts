@@ -12,10 +12,12 @@
  * which takes the lock and inserts the row open), and its release one more (`workspace_admission_release`:
  * the lock, the delete, and a grant only when runs are queued). A volatile PL/pgSQL function takes a new
  * snapshot for each query after the lock, so it is as race-safe as a transaction of several statements.
- * Runs of one process that ask or end at the same moment share one statement (migration 018).
+ * Runs of one process that ask or end at the same moment share one statement (migration 018). On the
+ * embedded database a place held only for one batch of steps is no row at all (batch-places.ts).
  */
 import type { LimitValue } from '../../core/workspace-limits';
 import type { Database, Queryable } from './db';
+import { batchPlacesOf } from './batch-places';
 import {
   groupedStatement,
   groupsInFlight,
@@ -78,9 +80,35 @@ async function grantNext(tx: Queryable, workspaceId: string, limit: LimitValue):
 export async function acquireWorkspacePlace(
   db: Database,
   admission: NewWorkspaceAdmission,
+  options: {
+    /**
+     * The place is asked by a batch of steps that gives it back before it completes, or writes it first
+     * (keepBatchPlace): on the embedded database it may be held in memory (batch-places.ts).
+     */
+    forBatch?: boolean;
+  } = {},
+): Promise<{ state: WorkspaceAdmissionState; granted: string[] }> {
+  checkLimit(admission.limit);
+  const places = batchPlacesOf(db);
+  if (!places) return acquireRow(db, admission);
+  const { workspace_id: workspaceId, execution_id: executionId, limit } = admission;
+  if (
+    options.forBatch &&
+    limit !== null &&
+    (await places.take(workspaceId, executionId, limit, () => workspaceRowCounts(db, workspaceId)))
+  )
+    return { state: 'open', granted: [] };
+  return places.changing(workspaceId, () =>
+    acquireRow(db, { ...admission, limit: places.capForRows(workspaceId, limit) }),
+  );
+}
+
+/** The ask as a row: `limit` is what the rows may hold. */
+async function acquireRow(
+  db: Database,
+  admission: NewWorkspaceAdmission,
 ): Promise<{ state: WorkspaceAdmissionState; granted: string[] }> {
   const { limit } = admission;
-  checkLimit(limit);
   // One statement: under the workspace's lock, the existing row, or a new one that the workspace's queue and
   // open count make open or queued (migration 016's function).
   const row = await groupsOf(db).acquire(admission);
@@ -112,6 +140,50 @@ export async function releaseWorkspacePlace(
   release: { execution_id: string; workspace_id: string; limit: LimitValue; seq?: string },
 ): Promise<string[]> {
   checkLimit(release.limit);
+  const places = batchPlacesOf(db);
+  if (!places) return releaseRow(db, release);
+  const { workspace_id: workspaceId, execution_id: executionId } = release;
+  // A place held for the batch has no row: given back here, unless runs may be queued for it.
+  if (release.seq === undefined && places.holds(executionId) && places.giveBack(workspaceId, executionId))
+    return [];
+  return places.changing(workspaceId, () =>
+    releaseRow(db, { ...release, limit: places.capForRows(workspaceId, release.limit) }),
+  );
+}
+
+/**
+ * A batch that took its place with `forBatch` and does not end its run writes the place as a row before it
+ * completes: the run holds it past the batch, across a crash. Nothing to do for a place that is a row already.
+ */
+export async function keepBatchPlace(db: Database, workspaceId: string, executionId: string): Promise<void> {
+  const places = batchPlacesOf(db);
+  if (!places?.holds(executionId)) return;
+  try {
+    // Open whatever the count (a null limit): the place was the run's already.
+    await places.changing(workspaceId, () =>
+      groupsOf(db).acquire({
+        execution_id: executionId,
+        workspace_id: workspaceId,
+        priority: 0,
+        limit: null,
+      }),
+    );
+  } finally {
+    // Written, or not (the run then goes on uncounted, as when the database does not answer its ask).
+    places.forget(workspaceId, executionId);
+  }
+}
+
+/** A batch that failed before it gave back or kept its place: the retry asks again. */
+export function dropBatchPlace(db: Database, workspaceId: string, executionId: string): void {
+  batchPlacesOf(db)?.forget(workspaceId, executionId);
+}
+
+/** The release of a row: `limit` is what the rows may hold. */
+async function releaseRow(
+  db: Database,
+  release: { execution_id: string; workspace_id: string; limit: LimitValue; seq?: string },
+): Promise<string[]> {
   if (release.seq === undefined) return groupsOf(db).release(release);
   const rows = await db.query<{ execution_id: string }>(
     'select workspace_admission_release as execution_id from workspace_admission_release($1, $2, $3, $4)',
@@ -176,10 +248,15 @@ export async function grantWorkspace(
   workspaceId: string,
   limit: LimitValue,
 ): Promise<string[]> {
-  return db.transaction(async (tx) => {
-    await lockWorkspace(tx, workspaceId);
-    return grantNext(tx, workspaceId, limit);
-  });
+  const grant = (rowLimit: LimitValue) =>
+    db.transaction(async (tx) => {
+      await lockWorkspace(tx, workspaceId);
+      return grantNext(tx, workspaceId, rowLimit);
+    });
+  const places = batchPlacesOf(db);
+  return places
+    ? places.changing(workspaceId, () => grant(places.capForRows(workspaceId, limit)))
+    : grant(limit);
 }
 
 /** The granted runs were told. */
@@ -241,8 +318,20 @@ export async function takeWorkspaceRowsToCheck(
   );
 }
 
-/** A workspace's open and queued executions under its cap (exact at the moment of the read). */
+/**
+ * A workspace's open and queued executions under its cap (exact at the moment of the read): its rows, and
+ * on the embedded database the places held for a batch.
+ */
 export async function workspaceAdmissionCounts(
+  db: Database,
+  workspaceId: string,
+): Promise<{ open: number; queued: number }> {
+  const rows = await workspaceRowCounts(db, workspaceId);
+  return { open: rows.open + (batchPlacesOf(db)?.heldIn(workspaceId) ?? 0), queued: rows.queued };
+}
+
+/** The workspace's rows alone (another process's view: places held for a batch are this process's). */
+export async function workspaceRowCounts(
   db: Queryable,
   workspaceId: string,
 ): Promise<{ open: number; queued: number }> {

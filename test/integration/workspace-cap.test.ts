@@ -213,6 +213,34 @@ for (const db of DB_KINDS) {
       expect(rows).to.have.length(0);
     });
 
+    it('keeps the place of a run that waits past its first batch: the next run queues until it ends', async () => {
+      const prefix = uniqueId('napping');
+      const { workspaceId, api } = await cappedWorkspace(1);
+      const napping = await createWorkflow(
+        api,
+        definition([
+          { id: 'nap', kind: 'sleep', duration: '3s' },
+          httpStep(
+            'call',
+            { method: 'POST', url: `${receiver.url}/${prefix}/{{ input.n }}` },
+            { retry: NO_RETRY },
+          ),
+        ]),
+      );
+      const first = await trigger(api, napping, { n: 0 });
+      await waitForExecution(api, first, (e) => e.status === 'waiting', 30_000);
+      // The place outlives the batch that took it: the database holds it (on PGlite too), so it survives a crash.
+      const rows = await service.runtime.services.db.query<{ state: string }>(
+        'select state from workspace_admissions where workspace_id = $1',
+        [workspaceId],
+      );
+      expect(rows, 'the sleeping run holds its place as a row').to.deep.equal([{ state: 'open' }]);
+      const second = await trigger(api, napping, { n: 1 });
+      await waitForExecution(api, second, (e) => e.status === 'queued', 30_000);
+      expect((await waitForExecution(api, first, undefined, 30_000)).status).to.equal('success');
+      expect((await waitForExecution(api, second, undefined, 30_000)).status).to.equal('success');
+    });
+
     it("gives a failed run's place back in the batch that failed: the next run starts at once", async () => {
       const prefix = uniqueId('failing');
       receiver.replyOnceTo(`/${prefix}/0`, { status: 500, body: { error: 'down' } });

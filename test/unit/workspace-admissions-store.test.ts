@@ -3,7 +3,8 @@
  * PostgreSQL server (TEST_DATABASE_URL) with every migration: runs open at once under the cap and queue past
  * it; freed places go by priority, then arrival; a run asking twice gets the state it has; a release grants in
  * the same transaction; a raised cap is granted; and concurrent acquires and releases never open more than
- * the cap (on PostgreSQL, over a pool of connections: the workspace's advisory lock serializes them).
+ * the cap (on PostgreSQL, over a pool of connections: the workspace's advisory lock serializes them); on
+ * PGlite a place asked for a batch of steps is held in memory, counted with the rows, and written when kept.
  */
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../platform/store/db';
@@ -12,7 +13,9 @@ import { migrate } from '../../platform/store/migrate';
 import { createWorkspace } from '../../platform/store/workspaces';
 import {
   acquireWorkspacePlace,
+  dropBatchPlace,
   grantWorkspace,
+  keepBatchPlace,
   releaseWorkspacePlace,
   workspaceAdmissionCounts,
 } from '../../platform/store/workspace-admissions';
@@ -176,6 +179,116 @@ for (const kind of DB_KINDS) {
         firsts.map(({ ws }) => [`${ws}-b`]),
       );
       expect(statements.length - before, '10 releases').to.be.below(10);
+    });
+
+    // On embedded PGlite a place a batch of steps asks for (platform/store/batch-places.ts) is counted in
+    // memory, with no statement, and counts with the rows under the cap; on a server every place is a row.
+    describe('places held for a batch', () => {
+      const forBatch = (on: Database, workspace_id: string, execution_id: string, limit: number) =>
+        acquireWorkspacePlace(on, { workspace_id, execution_id, limit, priority: 0 }, { forBatch: true });
+      const releaseOn = (on: Database, workspace_id: string, execution_id: string, limit: number) =>
+        releaseWorkspacePlace(on, { workspace_id, execution_id, limit });
+      const rowsOf = async (workspaceId: string) =>
+        (
+          await db.query<{ n: number }>(
+            'select count(*)::int as n from workspace_admissions where workspace_id = $1',
+            [workspaceId],
+          )
+        )[0]!.n;
+
+      if (kind === 'pglite') {
+        it('holds a batch place without a statement once the counts are known, and gives it back without one', async () => {
+          const ws = await newWorkspace();
+          const { db: counted, statements } = countingStatements(db);
+          expect(await forBatch(counted, ws, `${ws}-a`, 5)).to.deep.equal({ state: 'open', granted: [] });
+          expect(statements, 'the first ask reads the counts').to.have.length(1);
+          expect(await releaseOn(counted, ws, `${ws}-a`, 5)).to.deep.equal([]);
+          expect(await forBatch(counted, ws, `${ws}-b`, 5)).to.deep.equal({ state: 'open', granted: [] });
+          expect(await workspaceAdmissionCounts(counted, ws), 'the held place counts as open').to.deep.equal({
+            open: 1,
+            queued: 0,
+          });
+          expect(await rowsOf(ws), 'no row for it').to.equal(0);
+          const before = statements.length;
+          expect(await releaseOn(counted, ws, `${ws}-b`, 5)).to.deep.equal([]);
+          expect(statements.length - before, 'the release sends nothing').to.equal(0);
+        });
+
+        it('counts held places with the rows: past the cap a run queues, and a freed held place grants it', async () => {
+          const ws = await newWorkspace();
+          expect((await forBatch(db, ws, `${ws}-a`, 2)).state).to.equal('open');
+          expect((await forBatch(db, ws, `${ws}-b`, 2)).state).to.equal('open');
+          expect((await forBatch(db, ws, `${ws}-c`, 2)).state, 'a third past the cap of 2').to.equal(
+            'queued',
+          );
+          expect(await workspaceAdmissionCounts(db, ws)).to.deep.equal({ open: 2, queued: 1 });
+          expect((await forBatch(db, ws, `${ws}-d`, 2)).state, 'no run passes a queued one').to.equal(
+            'queued',
+          );
+          expect(
+            await releaseOn(db, ws, `${ws}-a`, 2),
+            'the freed place goes to the first queued',
+          ).to.deep.equal([`${ws}-c`]);
+          expect(await workspaceAdmissionCounts(db, ws)).to.deep.equal({ open: 2, queued: 1 });
+          expect(await grantWorkspace(db, ws, 2), 'the sweeper sees the held place too').to.deep.equal([]);
+        });
+
+        it('never opens more than the cap when batches and rows ask and end at once', async () => {
+          const ws = await newWorkspace();
+          const limit = 4;
+          let open = 0;
+          let most = 0;
+          const run = async (n: number) => {
+            const id = `${ws}-r${n}`;
+            // Every third run asks as a row (a run whose first act is no batch): the two kinds share the cap.
+            const answer =
+              n % 3 === 0
+                ? await acquireWorkspacePlace(db, { workspace_id: ws, execution_id: id, limit, priority: 0 })
+                : await forBatch(db, ws, id, limit);
+            if (answer.state === 'open') {
+              open += 1;
+              most = Math.max(most, open);
+              await new Promise((resolve) => setTimeout(resolve, 5));
+              open -= 1;
+            }
+            await releaseOn(db, ws, id, limit);
+          };
+          await Promise.all(Array.from({ length: 40 }, (_, n) => run(n)));
+          expect(most, 'at most the cap open at once').to.be.at.most(limit);
+          expect(most, 'the cap was reached').to.equal(limit);
+          // Every run gave its place (or its queued row) back: nothing is left held or written.
+          expect(await workspaceAdmissionCounts(db, ws)).to.deep.equal({ open: 0, queued: 0 });
+        });
+
+        it('writes a place as a row when its batch does not end the run', async () => {
+          const ws = await newWorkspace();
+          expect((await forBatch(db, ws, `${ws}-a`, 1)).state).to.equal('open');
+          await keepBatchPlace(db, ws, `${ws}-a`);
+          expect(await rowsOf(ws), 'the run holds its place across a crash now').to.equal(1);
+          expect(await workspaceAdmissionCounts(db, ws), 'counted once').to.deep.equal({
+            open: 1,
+            queued: 0,
+          });
+          expect((await forBatch(db, ws, `${ws}-b`, 1)).state).to.equal('queued');
+          expect(await releaseOn(db, ws, `${ws}-a`, 1)).to.deep.equal([`${ws}-b`]);
+        });
+
+        it('forgets the place of a batch that failed: its retry asks again', async () => {
+          const ws = await newWorkspace();
+          expect((await forBatch(db, ws, `${ws}-a`, 1)).state).to.equal('open');
+          dropBatchPlace(db, ws, `${ws}-a`);
+          expect(await workspaceAdmissionCounts(db, ws)).to.deep.equal({ open: 0, queued: 0 });
+          expect((await forBatch(db, ws, `${ws}-a`, 1)).state, 'the retry').to.equal('open');
+        });
+      } else {
+        it('writes every place as a row: other processes count them', async () => {
+          const ws = await newWorkspace();
+          expect((await forBatch(db, ws, `${ws}-a`, 2)).state).to.equal('open');
+          expect(await rowsOf(ws)).to.equal(1);
+          expect(await releaseOn(db, ws, `${ws}-a`, 2)).to.deep.equal([]);
+          expect(await rowsOf(ws)).to.equal(0);
+        });
+      }
     });
   });
 }

@@ -92,6 +92,7 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
   /** The database part of `acquire_workspace_place`: the cap, the priority and the place. */
   async function placeInWorkspace(
     request: WorkspacePlaceRequest,
+    forBatch: boolean,
   ): Promise<WorkspacePlaceResult | { state: 'open' | 'queued'; granted: string[] }> {
     const limit = await capOf(request.workspace_id);
     if (limit === null) return { state: 'unlimited' };
@@ -105,12 +106,11 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
       if ('error' in evaluated) return evaluated;
       priority = evaluated.priority;
     }
-    return acquireWorkspacePlace(deps.db, {
-      execution_id: request.execution_id,
-      workspace_id: request.workspace_id,
-      priority,
-      limit,
-    });
+    return acquireWorkspacePlace(
+      deps.db,
+      { execution_id: request.execution_id, workspace_id: request.workspace_id, priority, limit },
+      { forBatch },
+    );
   }
 
   return {
@@ -155,15 +155,22 @@ export function createAdmissionActivities(deps: AdmissionDeps) {
      * The workspace's cap (docs/flow-control.md#workspace-cap), after the definition's gates: `open` once the
      * run holds one of the workspace's places; `unlimited` (no statement at all) when it has no cap.
      *
+     * Asked by a batch of steps (`forBatch`), the place may be held in memory on the embedded database, and
+     * the batch then gives it back or writes it before it completes (platform/store/batch-places.ts).
+     *
      * The cap must not make the database a condition of every run: when it does not answer within
      * DATABASE_WAIT_MS, the run goes on as `open` without a place (uncounted, so the cap may be passed while
      * the database is away), as its steps would without the cap. A place the late statement still takes is
      * given back by the run's release, or by the sweeper's check once the run has closed.
      */
-    async acquire_workspace_place(request: WorkspacePlaceRequest): Promise<WorkspacePlaceResult> {
+    async acquire_workspace_place(
+      request: WorkspacePlaceRequest,
+      /** Not from workflow code: `run_steps` asks for its batch (keepBatchPlace says what it owes then). */
+      options: { forBatch?: boolean } = {},
+    ): Promise<WorkspacePlaceResult> {
       let placed: Awaited<ReturnType<typeof placeInWorkspace>>;
       try {
-        placed = await withDeadline(placeInWorkspace(request), DATABASE_WAIT_MS);
+        placed = await withDeadline(placeInWorkspace(request, options.forBatch ?? false), DATABASE_WAIT_MS);
       } catch (error) {
         Context.current().log.warn(
           'The database did not answer: the run goes on without a place under its workspace cap',

@@ -24,6 +24,7 @@ import { WorkspaceStepSlots } from './step-slots';
 import { createStepRunner } from './steps';
 import { createEventWaits } from './event-waits';
 import { createAdmissionActivities } from './admission';
+import { dropBatchPlace, keepBatchPlace } from '../../platform/store/workspace-admissions';
 import { createDebounceActivities } from './debounce';
 
 export interface ActivityDeps {
@@ -101,6 +102,10 @@ export function createActivities(deps: ActivityDeps) {
     // Every step runs here first, as a local activity (see steps.ts).
     run_steps: createStepRunner({
       gates: admission,
+      batchPlaces: {
+        keep: (workspaceId, executionId) => keepBatchPlace(deps.db, workspaceId, executionId),
+        drop: (workspaceId, executionId) => dropBatchPlace(deps.db, workspaceId, executionId),
+      },
       connector,
       ai,
       compute: deps.compute,

@@ -85,6 +85,14 @@ export interface StepRunnerDeps {
     AdmissionActivities,
     'acquire_admission' | 'acquire_throttle' | 'acquire_workspace_place' | 'release_admission'
   >;
+  /**
+   * A workspace place the batch may hold in memory (platform/store/batch-places.ts): `keep` writes it before
+   * a batch that does not end its run completes, `drop` forgets it when the batch fails (its retry asks again).
+   */
+  batchPlaces: {
+    keep: (workspaceId: string, executionId: string) => Promise<void>;
+    drop: (workspaceId: string, executionId: string) => void;
+  };
 }
 
 /**
@@ -112,67 +120,93 @@ export function createStepRunner(deps: StepRunnerDeps) {
     const admission = batch.admission?.acquire ? await passGates(batch, deps) : undefined;
     // Held back at a gate (or refused by an expression): no step runs before the run passes them all.
     if (admission?.held) return { records: [], next: CONTINUE, bytes: 0, admission: admission.answers };
-    const context = batch.context;
-    const records: StepRecord[] = [];
-    let next: BatchNext = { kind: 'continue' };
-    let bytes = 0;
-    for (const step of batch.steps) {
-      const started = performance.now();
-      const outcome = await runStep(step, context, batch, deps);
-      recordStepMetrics(step.kind, outcome.record, (performance.now() - started) / 1000);
-      if (batch.path && batch.path.length > 0) outcome.record.path = batch.path;
-      records.push(outcome.record);
-      if (outcome.record.status === 'success' || outcome.record.status === 'skipped') {
-        context.steps[step.id] = { status: outcome.record.status, output: outcome.record.output };
-      }
-      if (outcome.next) {
-        next = outcome.next;
-        break;
-      }
-      bytes += jsonByteLength(outcome.record);
-      if (bytes > BATCH_RESULT_BYTES) break;
+    try {
+      return await runBatch(batch, deps, admission);
+    } catch (error) {
+      deps.batchPlaces.drop(batch.workspace_id, batch.execution.id);
+      throw error;
     }
-    const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
-    if (deps.encryptsPayloads) result.encrypted = true;
-    if (admission) result.admission = admission.answers;
-    if (batch.admission && endsRun(batch, next, records.length)) {
-      const { keys, workspace } = batch.admission.release;
-      // A workspace answered `unlimited` in this very batch holds no place.
-      const place =
-        workspace &&
-        !(
-          admission?.answers.workspace &&
-          'state' in admission.answers.workspace &&
-          admission.answers.workspace.state === 'unlimited'
-        );
-      if (keys || place) {
-        // The steps ran: nothing may fail this activity now (a retry would run them again). Without the
-        // database's answer in time, the run's own `release_admission` gives the places back, retried.
-        const release = deps.gates.release_admission({
-          execution_id: batch.execution.id,
-          ...(!keys && { keys: false }),
-          ...(place && { workspace_id: batch.workspace_id }),
-        });
-        try {
-          await withDeadline(release, DATABASE_WAIT_MS);
-          result.released = true;
-        } catch (error) {
-          Context.current().log.warn('The places are left to the run to give back', {
-            executionId: batch.execution.id,
-            error: String(error),
-          });
-        }
-      }
-    }
-    // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
-    // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
-    if (batch.report_subscriptions)
-      result.subscribed = await withDeadline(
-        deps.subscribedEventKinds(batch.workspace_id),
-        DATABASE_WAIT_MS,
-      ).catch(() => undefined);
-    return result;
   };
+}
+
+/** The batch's steps once it passed its gates, then what it gives back or keeps of its places. */
+async function runBatch(
+  batch: StepBatch,
+  deps: StepRunnerDeps,
+  admission: { answers: BatchAdmissionAnswer; held: boolean } | undefined,
+): Promise<StepBatchResult> {
+  const context = batch.context;
+  const records: StepRecord[] = [];
+  let next: BatchNext = { kind: 'continue' };
+  let bytes = 0;
+  for (const step of batch.steps) {
+    const started = performance.now();
+    const outcome = await runStep(step, context, batch, deps);
+    recordStepMetrics(step.kind, outcome.record, (performance.now() - started) / 1000);
+    if (batch.path && batch.path.length > 0) outcome.record.path = batch.path;
+    records.push(outcome.record);
+    if (outcome.record.status === 'success' || outcome.record.status === 'skipped') {
+      context.steps[step.id] = { status: outcome.record.status, output: outcome.record.output };
+    }
+    if (outcome.next) {
+      next = outcome.next;
+      break;
+    }
+    bytes += jsonByteLength(outcome.record);
+    if (bytes > BATCH_RESULT_BYTES) break;
+  }
+  const result: StepBatchResult = { records, next, bytes: jsonByteLength(records) };
+  if (deps.encryptsPayloads) result.encrypted = true;
+  if (admission) result.admission = admission.answers;
+  if (batch.admission && endsRun(batch, next, records.length)) {
+    const { keys, workspace } = batch.admission.release;
+    // A workspace answered `unlimited` in this very batch holds no place.
+    const place =
+      workspace &&
+      !(
+        admission?.answers.workspace &&
+        'state' in admission.answers.workspace &&
+        admission.answers.workspace.state === 'unlimited'
+      );
+    if (keys || place) {
+      // The steps ran: nothing may fail this activity now (a retry would run them again). Without the
+      // database's answer in time, the run's own `release_admission` gives the places back, retried.
+      const release = deps.gates.release_admission({
+        execution_id: batch.execution.id,
+        ...(!keys && { keys: false }),
+        ...(place && { workspace_id: batch.workspace_id }),
+      });
+      try {
+        await withDeadline(release, DATABASE_WAIT_MS);
+        result.released = true;
+      } catch (error) {
+        Context.current().log.warn('The places are left to the run to give back', {
+          executionId: batch.execution.id,
+          error: String(error),
+        });
+      }
+    }
+  }
+  if (admission?.answers.workspace && !result.released) {
+    // The run holds its place past this batch: written now if it was only held in memory. Without the
+    // database's answer in time the run goes on uncounted, as when its ask got no answer.
+    await withDeadline(deps.batchPlaces.keep(batch.workspace_id, batch.execution.id), DATABASE_WAIT_MS).catch(
+      (error: unknown) => {
+        Context.current().log.warn('The workspace place could not be written: the run goes on uncounted', {
+          executionId: batch.execution.id,
+          error: String(error),
+        });
+      },
+    );
+  }
+  // Lets the workflow skip events nobody subscribes to. Without an answer from the database it emits
+  // them all (emit_event hands them to Temporal while the database is away): steps never wait for it.
+  if (batch.report_subscriptions)
+    result.subscribed = await withDeadline(
+      deps.subscribedEventKinds(batch.workspace_id),
+      DATABASE_WAIT_MS,
+    ).catch(() => undefined);
+  return result;
 }
 
 const CONTINUE: BatchNext = { kind: 'continue' };
@@ -207,10 +241,10 @@ async function passGates(
     if (!through(answers.throttle)) return { answers, held: true };
   }
   if (ask.workspace) {
-    answers.workspace = await deps.gates.acquire_workspace_place({
-      ...run,
-      ...(ask.priority !== undefined && { priority: ask.priority, input }),
-    });
+    answers.workspace = await deps.gates.acquire_workspace_place(
+      { ...run, ...(ask.priority !== undefined && { priority: ask.priority, input }) },
+      { forBatch: true },
+    );
     if (!through(answers.workspace)) return { answers, held: true };
   }
   return { answers, held: false };
