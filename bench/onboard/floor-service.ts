@@ -14,6 +14,9 @@
  * floor-tight.ts. BENCH_FLOOR_START_EXTRAS=1 starts each run with what the service's starts add to it
  * (src/executions/trigger.ts: our search attributes, a static summary, a memo, a fairness key), to measure
  * what they cost the dev server (docs/benchmarks.md#what-our-start-options-cost-the-dev-server).
+ * BENCH_FLOOR_VERSIONING=1 runs its worker under worker versioning as the service's (a deployment version
+ * made current, runs PINNED), to measure what versioning costs the dev server
+ * (docs/benchmarks.md#what-worker-versioning-costs-the-dev-server).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +33,7 @@ import {
 import { REQUEST_ID_MEMO } from '../../core/telemetry';
 import { workspacePriority } from '../../core/fairness';
 import { onboardFloorTight } from '../workflows/onboard-floor-tight';
+import { applyRollout } from '../../platform/temporal/worker-deployment';
 import { AdmissionGate } from './admission-gate';
 import { createTightFloorActivities } from './floor-service-activities';
 
@@ -37,6 +41,8 @@ import { createTightFloorActivities } from './floor-service-activities';
 const FLOOR_HOOK_PATH = '/v1/hooks/onboard';
 const WORKFLOW_TASK_SLOTS = 100;
 const RUNS_IN_FLIGHT = 16;
+/** The worker's deployment version under BENCH_FLOOR_VERSIONING. */
+const FLOOR_VERSION = { deploymentName: 'bench-floor', buildId: 'floor-1' };
 
 function required(name: string): string {
   const value = process.env[name];
@@ -51,6 +57,7 @@ async function main(): Promise<void> {
   const gate = new AdmissionGate(RUNS_IN_FLIGHT);
   const connection = await NativeConnection.connect({ address: required('FLOOR_TEMPORAL_ADDRESS') });
   const client = new Client({ connection });
+  const versioned = process.env['BENCH_FLOOR_VERSIONING'] === '1';
   const worker = await Worker.create({
     connection,
     taskQueue,
@@ -64,6 +71,13 @@ async function main(): Promise<void> {
     }),
     maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS,
     maxConcurrentLocalActivityExecutions: WORKFLOW_TASK_SLOTS,
+    ...(versioned && {
+      workerDeploymentOptions: {
+        useWorkerVersioning: true,
+        version: FLOOR_VERSION,
+        defaultVersioningBehavior: 'PINNED' as const,
+      },
+    }),
   });
 
   const answer = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -117,6 +131,9 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   const running = worker.run();
+  // As the service's worker: its version current once it polls (platform/temporal/worker-deployment.ts).
+  if (versioned)
+    await applyRollout({ client, version: FLOOR_VERSION, identity: 'bench floor', timeoutMs: 30_000 });
   process.send?.({ port: (server.address() as AddressInfo).port });
   process.once('SIGTERM', () => {
     server.close();
