@@ -70,7 +70,7 @@ export function batchPlacesOf(db: Database): BatchPlaces | undefined {
   return places;
 }
 
-export function createBatchPlaces(): BatchPlaces {
+function createBatchPlaces(): BatchPlaces {
   const ledgers = new Map<string, WorkspaceLedger>();
   /** Which workspace each held execution is in. */
   const workspaceOf = new Map<string, string>();
@@ -82,6 +82,7 @@ export function createBatchPlaces(): BatchPlaces {
     }
     return found;
   };
+  const heldIn = (workspaceId: string) => ledgers.get(workspaceId)?.held.size ?? 0;
   const settled = (l: WorkspaceLedger) => l.changing === 0 && l.rows !== undefined && l.rows.queued === 0;
   const forget = (workspaceId: string, executionId: string) => {
     const l = ledgers.get(workspaceId);
@@ -113,11 +114,8 @@ export function createBatchPlaces(): BatchPlaces {
       return quiet;
     },
     forget,
-    capForRows(workspaceId, limit) {
-      const held = ledgers.get(workspaceId)?.held.size ?? 0;
-      return limit === null ? null : Math.max(0, limit - held);
-    },
-    heldIn: (workspaceId) => ledgers.get(workspaceId)?.held.size ?? 0,
+    capForRows: (workspaceId, limit) => (limit === null ? null : Math.max(0, limit - heldIn(workspaceId))),
+    heldIn,
     async changing(workspaceId, change) {
       const l = ledger(workspaceId);
       l.changing += 1;

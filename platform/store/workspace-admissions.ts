@@ -89,18 +89,32 @@ export async function acquireWorkspacePlace(
   } = {},
 ): Promise<{ state: WorkspaceAdmissionState; granted: string[] }> {
   checkLimit(admission.limit);
-  const places = batchPlacesOf(db);
-  if (!places) return acquireRow(db, admission);
   const { workspace_id: workspaceId, execution_id: executionId, limit } = admission;
+  const places = options.forBatch && limit !== null ? batchPlacesOf(db) : undefined;
   if (
-    options.forBatch &&
+    places &&
     limit !== null &&
     (await places.take(workspaceId, executionId, limit, () => workspaceRowCounts(db, workspaceId)))
   )
     return { state: 'open', granted: [] };
-  return places.changing(workspaceId, () =>
-    acquireRow(db, { ...admission, limit: places.capForRows(workspaceId, limit) }),
-  );
+  return underCap(db, workspaceId, limit, (rowLimit) => acquireRow(db, { ...admission, limit: rowLimit }));
+}
+
+/**
+ * Runs `decide`, a statement that changes the workspace's rows under its cap, with what the rows may hold:
+ * `limit`, less on the embedded database the places held for a batch (batch-places.ts), whose known counts
+ * the change makes unknown.
+ */
+function underCap<T>(
+  db: Database,
+  workspaceId: string,
+  limit: LimitValue,
+  decide: (rowLimit: LimitValue) => Promise<T>,
+): Promise<T> {
+  const places = batchPlacesOf(db);
+  return places
+    ? places.changing(workspaceId, () => decide(places.capForRows(workspaceId, limit)))
+    : decide(limit);
 }
 
 /** The ask as a row: `limit` is what the rows may hold. */
@@ -140,14 +154,13 @@ export async function releaseWorkspacePlace(
   release: { execution_id: string; workspace_id: string; limit: LimitValue; seq?: string },
 ): Promise<string[]> {
   checkLimit(release.limit);
-  const places = batchPlacesOf(db);
-  if (!places) return releaseRow(db, release);
   const { workspace_id: workspaceId, execution_id: executionId } = release;
+  const places = batchPlacesOf(db);
   // A place held for the batch has no row: given back here, unless runs may be queued for it.
-  if (release.seq === undefined && places.holds(executionId) && places.giveBack(workspaceId, executionId))
+  if (release.seq === undefined && places?.holds(executionId) && places.giveBack(workspaceId, executionId))
     return [];
-  return places.changing(workspaceId, () =>
-    releaseRow(db, { ...release, limit: places.capForRows(workspaceId, release.limit) }),
+  return underCap(db, workspaceId, release.limit, (rowLimit) =>
+    releaseRow(db, { ...release, limit: rowLimit }),
   );
 }
 
@@ -248,15 +261,12 @@ export async function grantWorkspace(
   workspaceId: string,
   limit: LimitValue,
 ): Promise<string[]> {
-  const grant = (rowLimit: LimitValue) =>
+  return underCap(db, workspaceId, limit, (rowLimit) =>
     db.transaction(async (tx) => {
       await lockWorkspace(tx, workspaceId);
       return grantNext(tx, workspaceId, rowLimit);
-    });
-  const places = batchPlacesOf(db);
-  return places
-    ? places.changing(workspaceId, () => grant(places.capForRows(workspaceId, limit)))
-    : grant(limit);
+    }),
+  );
 }
 
 /** The granted runs were told. */
