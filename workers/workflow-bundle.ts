@@ -10,9 +10,17 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 /** The bundle of the workflows compiled under `distDir` (the `dist` folder of a build). */
 export async function bundleWorkflows(distDir: string): Promise<string> {
   const workflows = path.join(distDir, 'workers', 'workflows');
+  const workflowsPath = path.join(workflows, 'index.js');
+  const interceptorsPath = path.join(workflows, 'interceptors.js');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: path.join(workflows, 'index.js'),
-    workflowInterceptorModules: [path.join(workflows, 'interceptors.js')],
+    workflowsPath,
+    workflowInterceptorModules: [interceptorsPath],
+    // Our workflow modules are evaluated once per workflow thread, not once per run: the SDK keeps
+    // preloaded modules in the thread's shared module cache and deep-freezes them, so no run can change
+    // what another sees (a module-level write throws). Without this every run evaluated all of them again
+    // in its own cache (docs/benchmarks.md#our-workflow-modules-loaded-once-per-thread). OpenTelemetry's
+    // modules stay per run: only traced runs load them (interceptors.ts).
+    preloadModules: [workflowsPath, interceptorsPath],
     logger: new DefaultLogger('WARN'),
     // Paths as seen from the build's folder, also through a linked node_modules (its real location
     // would put another folder's name into the module ids).

@@ -21,11 +21,14 @@ interface FloorService {
   stop(): Promise<void>;
 }
 
-/** Forks floor-service.js with Node's default flags (as the service's process runs without the bench's). */
-async function startFloorService(env: Record<string, string>): Promise<FloorService> {
+/**
+ * Forks floor-service.js with Node's default flags (as the service's process runs without the bench's),
+ * and with `--cpu-prof` into `profileDir` when given (BENCH_PROFILE_DIR, as for the service's variants).
+ */
+async function startFloorService(env: Record<string, string>, profileDir?: string): Promise<FloorService> {
   const child: ChildProcess = fork(path.join(__dirname, 'floor-service.js'), [], {
     env: { ...process.env, ...env },
-    execArgv: [],
+    execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -46,6 +49,7 @@ export async function benchFloorTight(
   sizes: PhaseSizes,
   cliPath: string,
   receiver: OnboardReceiver,
+  profileDir?: string,
 ): Promise<{ phases: Record<string, PhaseResult> }> {
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const devServer = await startFloorDevServer(cliPath);
@@ -53,12 +57,15 @@ export async function benchFloorTight(
   let pool: Pool | undefined;
   const connection = await Connection.connect({ address: devServer.address });
   try {
-    service = await startFloorService({
-      FLOOR_TEMPORAL_ADDRESS: devServer.address,
-      FLOOR_TASK_QUEUE: 'onboard-floor-tight',
-      FLOOR_HOOK_SECRET: secret,
-      FLOOR_RECEIVER_URL: `${receiver.url}/onboarded`,
-    });
+    service = await startFloorService(
+      {
+        FLOOR_TEMPORAL_ADDRESS: devServer.address,
+        FLOOR_TASK_QUEUE: 'onboard-floor-tight',
+        FLOOR_HOOK_SECRET: secret,
+        FLOOR_RECEIVER_URL: `${receiver.url}/onboarded`,
+      },
+      profileDir,
+    );
     pool = new Pool(service.baseUrl, {
       connections: Math.max(...sizes.concurrencies),
       pipelining: 1,

@@ -117,7 +117,12 @@ export async function benchOnboard(settings: OnboardSettings) {
       progress(`onboard: ${variant}`);
       results[variant] =
         variant === 'floor_tight'
-          ? await benchFloorTight(settings, cliPath, receiver)
+          ? await benchFloorTight(
+              settings,
+              cliPath,
+              receiver,
+              settings.profileDir && path.join(settings.profileDir, variant),
+            )
           : variant === 'floor'
             ? await benchFloor(settings, cliPath, receiver)
             : await benchService(variant, settings, cliPath, receiver);
