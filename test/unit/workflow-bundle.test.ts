@@ -71,7 +71,7 @@ function moduleState(file: string): string[] {
         const made = init.expression.getText(source);
         if (['Map', 'Set', 'WeakMap', 'WeakSet', 'Array'].includes(made))
           found.push(
-            `${where(declaration)}: a module-level ${made} (type it Readonly${made} if never changed)`,
+            `${where(declaration)}: a module-level ${made}${made === 'Map' || made === 'Set' ? ` (type it Readonly${made} if nothing changes it)` : ''}`,
           );
       }
     }
