@@ -16,10 +16,11 @@ export async function bundleWorkflows(distDir: string): Promise<string> {
     workflowsPath,
     workflowInterceptorModules: [interceptorsPath],
     // Our workflow modules are evaluated once per workflow thread, not once per run: the SDK keeps
-    // preloaded modules in the thread's shared module cache and deep-freezes them, so no run can change
-    // what another sees (a module-level write throws). Without this every run evaluated all of them again
-    // in its own cache (docs/benchmarks.md#our-workflow-modules-loaded-once-per-thread). OpenTelemetry's
-    // modules stay per run: only traced runs load them (interceptors.ts).
+    // preloaded modules in the thread's shared module cache and deep-freezes what they export. What they
+    // keep in module scope unexported is shared by every run of the thread, so workflow code keeps none
+    // (test/unit/workflow-bundle.test.ts). Without this every run evaluated all of them again in its own
+    // cache (docs/benchmarks.md#our-workflow-modules-loaded-once-per-thread). OpenTelemetry's modules stay
+    // per run: only traced runs load them (interceptors.ts).
     preloadModules: [workflowsPath, interceptorsPath],
     logger: new DefaultLogger('WARN'),
     // Paths as seen from the build's folder, also through a linked node_modules (its real location
