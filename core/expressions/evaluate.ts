@@ -24,6 +24,7 @@ import {
 import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from './limits';
 import { LinearRegExp, UnsupportedRegexError } from './linear-regex';
 import { objectFromEntries } from '../user-json';
+import { readPlainPath } from './plain-path';
 
 /** JSONata's own implementations of the built-ins wrapped above. */
 const BUILTINS = jsonata(
@@ -118,14 +119,29 @@ async function compileInstance(expression: string, limits: EvaluationLimits): Pr
   return { compiled, holder };
 }
 
-/** Evaluates an expression over `context` within `limits`; JSONata's `undefined` (no match) stays undefined. */
-export async function evaluateExpression(
+/**
+ * Evaluates an expression over `context` within `limits`; JSONata's `undefined` (no match) stays undefined.
+ * A plain path is read without JSONata when its answer is certain (plain-path.ts).
+ */
+export function evaluateExpression(
   expression: string,
   context: unknown,
   limits: Partial<EvaluationLimits> = {},
   budget: EvaluationBudget = new EvaluationBudget(),
 ): Promise<unknown> {
   const effective: EvaluationLimits = { ...DEFAULT_LIMITS, ...limits };
+  const plain = readPlainPath(expression, context, effective, budget);
+  if (plain) return Promise.resolve(plain.value);
+  return evaluateWithJsonata(expression, context, effective, budget);
+}
+
+/** evaluateExpression by JSONata alone (plain paths included): what plain-path.ts must agree with. */
+export async function evaluateWithJsonata(
+  expression: string,
+  context: unknown,
+  effective: EvaluationLimits,
+  budget: EvaluationBudget,
+): Promise<unknown> {
   const guard = new Guard(effective, budget);
   await budget.enter();
   let taken: [string, Instance] | undefined;

@@ -106,6 +106,20 @@ export class EvaluationBudget {
     return elapsed;
   }
 
+  /**
+   * Counts `count` steps taken without JSONata (plain-path.ts) when none of them would look at the clock,
+   * pause or pass `maxSteps`; otherwise counts nothing and returns false, and JSONata takes them instead.
+   */
+  takeQuietSteps(count: number, maxSteps: number): boolean {
+    const last = this.steps + count;
+    if (last > maxSteps) return false;
+    for (let steps = this.steps + 1; steps <= last; steps++) {
+      if (this.clockDue(steps) || (this.thread && steps % this.thread.every === 0)) return false;
+    }
+    this.steps = last;
+    return true;
+  }
+
   /** Whether to look at the clock at this step count. */
   clockDue(steps: number): boolean {
     return steps % CLOCK_EVERY_STEPS === 0;

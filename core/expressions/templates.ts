@@ -4,7 +4,8 @@
  */
 import { ExpressionError, LIMIT_CODES } from './errors';
 import { evaluateExpression } from './evaluate';
-import { DEFAULT_LIMITS, type EvaluationBudget, type EvaluationLimits } from './limits';
+import { DEFAULT_LIMITS, EvaluationBudget, type EvaluationLimits } from './limits';
+import { readPlainPath } from './plain-path';
 import { readsSecrets } from './references';
 import { objectFromEntries } from '../user-json';
 
@@ -55,35 +56,93 @@ export async function resolveTemplates(
   context: unknown,
   options: TemplateOptions = {},
 ): Promise<unknown> {
+  return resolveValue(value, context, options);
+}
+
+/**
+ * What the walk below returns: the value itself while every template so far was read at once (plain-path.ts),
+ * a promise of it once one went to the evaluator. Every promise in the worker pays Node's promise hooks,
+ * and most templates are plain paths: a configuration of them resolves with none.
+ */
+type Resolving = unknown;
+
+function resolveValue(value: unknown, context: unknown, options: TemplateOptions): Resolving {
   if (typeof value === 'string') return resolveString(value, context, options);
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) out.push(await resolveTemplates(item, context, options));
-    return out;
-  }
+  if (Array.isArray(value)) return resolveInOrder(value as unknown[], context, options, (out) => out);
   if (typeof value === 'object' && value !== null) {
-    // Keys are the user's (a body's `__proto__` included): defined, never assigned (core/user-json.ts).
-    const entries: [string, unknown][] = [];
-    for (const [key, item] of Object.entries(value))
-      entries.push([key, await resolveTemplates(item, context, options)]);
-    return objectFromEntries(entries);
+    const entries: [string, unknown][] = Object.entries(value);
+    return resolveInOrder(
+      entries.map(([, item]) => item),
+      context,
+      options,
+      // Keys are the user's (a body's `__proto__` included): defined, never assigned (core/user-json.ts).
+      (out) => objectFromEntries(entries.map(([key], i) => [key, out[i]])),
+    );
   }
   return value;
 }
 
-async function resolveString(text: string, context: unknown, options: TemplateOptions): Promise<unknown> {
+/**
+ * Resolves items one after the other (evaluations share the budget, so their order is part of the
+ * result), at once until one needs the evaluator, then waiting for each in turn.
+ */
+function resolveInOrder(
+  items: unknown[],
+  context: unknown,
+  options: TemplateOptions,
+  build: (out: unknown[]) => unknown,
+): Resolving {
+  const out: unknown[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const resolved = resolveValue(items[i], context, options);
+    if (resolved instanceof Promise) return finishInOrder(items, i, resolved, out, context, options, build);
+    out.push(resolved);
+  }
+  return build(out);
+}
+
+async function finishInOrder(
+  items: unknown[],
+  index: number,
+  pending: Promise<unknown>,
+  out: unknown[],
+  context: unknown,
+  options: TemplateOptions,
+  build: (out: unknown[]) => unknown,
+): Promise<unknown> {
+  out.push(await pending);
+  for (let i = index + 1; i < items.length; i++) out.push(await resolveValue(items[i], context, options));
+  return build(out);
+}
+
+function resolveString(text: string, context: unknown, options: TemplateOptions): Resolving {
   if (!text.includes('{{')) return text;
   const whole = WHOLE_TEMPLATE.exec(text);
   if (whole && !(whole[1] ?? '').includes('}}')) {
     const expression = (whole[1] ?? '').trim();
     if (options.defer?.(expression)) return text;
-    const evaluate = options.evaluate ?? evaluateExpression;
-    const result = await evaluate(expression, context, options.limits, options.budget);
-    return result === undefined ? null : result;
+    const result = evaluateTemplate(expression, context, options);
+    return result instanceof Promise ? result.then(nullIfUndefined) : nullIfUndefined(result);
   }
-  let out = '';
-  let last = 0;
-  for (const match of text.matchAll(TEMPLATE)) {
+  return interpolate(text, [...text.matchAll(TEMPLATE)], 0, '', 0, context, options);
+}
+
+function nullIfUndefined(value: unknown): unknown {
+  return value === undefined ? null : value;
+}
+
+/** The text with its templates from `matches[from]` on replaced: `out` holds the text before `last`. */
+function interpolate(
+  text: string,
+  matches: RegExpMatchArray[],
+  from: number,
+  out: string,
+  last: number,
+  context: unknown,
+  options: TemplateOptions,
+): Resolving {
+  for (let i = from; i < matches.length; i++) {
+    const match = matches[i]!;
     const expression = (match[1] ?? '').trim();
     out += text.slice(last, match.index);
     last = (match.index ?? 0) + match[0].length;
@@ -91,21 +150,51 @@ async function resolveString(text: string, context: unknown, options: TemplateOp
       out += match[0];
       continue;
     }
-    out += asText(
-      await (options.evaluate ?? evaluateExpression)(expression, context, options.limits, options.budget),
-    );
-    // Each value is within the limit, and so must their concatenation be.
-    const maxValueSize = options.limits?.maxValueSize ?? DEFAULT_LIMITS.maxValueSize;
-    if (out.length > maxValueSize) {
-      throw new ExpressionError(
-        expression,
-        `the template text grew to ${out.length} characters, more than the limit of ${maxValueSize}`,
-        LIMIT_CODES.tooLarge,
-        undefined,
+    const value = evaluateTemplate(expression, context, options);
+    if (value instanceof Promise) {
+      const before = out;
+      const next = last;
+      return value.then((resolved) =>
+        interpolate(
+          text,
+          matches,
+          i + 1,
+          appendValue(before, resolved, expression, options),
+          next,
+          context,
+          options,
+        ),
       );
     }
+    out = appendValue(out, value, expression, options);
   }
   return out + text.slice(last);
+}
+
+/** The text with a template's value appended; each value is within the limit, and so must the text be. */
+function appendValue(out: string, value: unknown, expression: string, options: TemplateOptions): string {
+  const text = out + asText(value);
+  const maxValueSize = options.limits?.maxValueSize ?? DEFAULT_LIMITS.maxValueSize;
+  if (text.length > maxValueSize) {
+    throw new ExpressionError(
+      expression,
+      `the template text grew to ${text.length} characters, more than the limit of ${maxValueSize}`,
+      LIMIT_CODES.tooLarge,
+      undefined,
+    );
+  }
+  return text;
+}
+
+/**
+ * A template's value: a plain path read at once (plain-path.ts), with no promise or evaluator in between;
+ * any other expression by the evaluator (a promise).
+ */
+function evaluateTemplate(expression: string, context: unknown, options: TemplateOptions): Resolving {
+  const budget = options.budget ?? new EvaluationBudget();
+  const plain = readPlainPath(expression, context, { ...DEFAULT_LIMITS, ...options.limits }, budget);
+  if (plain) return plain.value;
+  return (options.evaluate ?? evaluateExpression)(expression, context, options.limits, budget);
 }
 
 function asText(value: unknown): string {
