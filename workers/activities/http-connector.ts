@@ -6,6 +6,7 @@
  * body is size-capped, and templates reading secrets are resolved here, inside the activity, so secret
  * values never reach Temporal history; any secret value echoed back is masked in what we return.
  */
+import { finished, type Readable } from 'node:stream';
 import { Context, ApplicationFailure } from '@temporalio/activity';
 import { Agent, request, errors as undiciErrors, type Dispatcher } from 'undici';
 import {
@@ -199,18 +200,9 @@ function toFailure(error: unknown): ApplicationFailure {
 class ResponseTooLargeError extends Error {}
 
 async function readBody(response: Dispatcher.ResponseData, maxBytes: number): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) {
-      response.body.destroy();
-      throw new ResponseTooLargeError(`The response body is larger than ${maxBytes} bytes.`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  if (size === 0) return null;
-  const text = Buffer.concat(chunks).toString('utf8');
+  const body = await readAtMost(response.body, maxBytes);
+  if (body.length === 0) return null;
+  const text = body.toString('utf8');
   const type = header(response.headers, 'content-type') ?? '';
   if (/\bjson\b|\+json/i.test(type)) {
     try {
@@ -220,6 +212,28 @@ async function readBody(response: Dispatcher.ResponseData, maxBytes: number): Pr
     }
   }
   return text;
+}
+
+/**
+ * The stream's bytes, refused past `maxBytes` (the stream is destroyed then). Read by events into one
+ * promise, where `for await` makes a few per chunk (docs/benchmarks.md#fewer-promises-per-run);
+ * `finished` settles it however the stream ends (its end, an error, a close before the end).
+ */
+function readAtMost(stream: Readable, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        reject(new ResponseTooLargeError(`The response body is larger than ${maxBytes} bytes.`));
+        stream.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    finished(stream, (error) => (error ? reject(error) : resolve(Buffer.concat(chunks, size))));
+  });
 }
 
 function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
