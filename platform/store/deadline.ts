@@ -18,7 +18,8 @@ export class DeadlineError extends Error {
 
 export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   // One promise and one reaction, where a race of two with a `finally` makes some eight: a run's activities
-  // call this several times, and every promise pays Node's promise hooks (docs/benchmarks.md#fewer-promises-per-run).
+  // call this several times, and every promise pays Node's promise hooks
+  // (docs/benchmarks.md#fewer-promises-per-run).
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new DeadlineError(ms)), ms);
     // A late failure lands here too, after the deadline answered: handled, so never unhandled.
