@@ -110,6 +110,24 @@ describe('plain paths without JSONata', () => {
     });
   }
 
+  it('reads a `__proto__` key the data holds as its own, and never reaches Object.prototype', async () => {
+    const hostile = { input: JSON.parse('{"__proto__": "own", "plain": {}}') as unknown };
+    const own = readPlainPath('input.__proto__', hostile, DEFAULT_LIMITS, new EvaluationBudget());
+    const jsonata = await evaluateWithJsonata(
+      'input.__proto__',
+      hostile,
+      DEFAULT_LIMITS,
+      new EvaluationBudget(),
+    );
+    expect(own).to.deep.equal({ value: 'own' });
+    expect(jsonata).to.equal('own');
+    // An object without its own `__proto__` key: left to JSONata, whose answer is no value.
+    expect(readPlainPath('input.plain.__proto__', hostile, DEFAULT_LIMITS, new EvaluationBudget())).to.equal(
+      undefined,
+    );
+    expect(await evaluateExpression('input.plain.__proto__', hostile)).to.equal(undefined);
+  });
+
   it('leaves a string longer than the value limit to JSONata, which refuses it', async () => {
     const limits = { ...DEFAULT_LIMITS, maxValueSize: 2 };
     expect(readPlainPath('input.customer', context, limits, new EvaluationBudget())).to.equal(undefined);
