@@ -265,9 +265,12 @@ export async function waitAllFinalListed(
 ): Promise<Map<string, string>> {
   const wanted = new Set(ids);
   let statuses = new Map<string, string>();
+  /** The last pass's status of every listed execution, final or not: a failure names those not done. */
+  let listed = new Map<string, string>();
   await waitFor(
     async () => {
       const seen = new Map<string, string>();
+      const all = new Map<string, string>();
       let cursor: string | null = null;
       do {
         const res = await client
@@ -275,19 +278,27 @@ export async function waitAllFinalListed(
           .timeout(30_000);
         if (res.status !== 200) return false;
         for (const item of res.body.data as { execution_id: string; status: string }[]) {
-          if (wanted.has(item.execution_id) && FINAL.includes(item.status))
-            seen.set(item.execution_id, item.status);
+          if (!wanted.has(item.execution_id)) continue;
+          all.set(item.execution_id, item.status);
+          if (FINAL.includes(item.status)) seen.set(item.execution_id, item.status);
         }
         cursor = res.body.next_cursor as string | null;
       } while (cursor);
       statuses = seen;
+      listed = all;
       return seen.size === wanted.size;
     },
     {
       timeoutMs,
       intervalMs: 2000,
-      // A function: read when the wait gives up, so that it says how many had finished by then.
-      what: () => `${ids.length} executions of ${workflowId} to finish (${statuses.size} done)`,
+      // A function: read when the wait gives up, so that it says how many had finished by then, and which not.
+      what: () => {
+        const notDone = ids
+          .filter((id) => !statuses.has(id))
+          .slice(0, 5)
+          .map((id) => `${id}: ${listed.get(id) ?? 'not listed'}`);
+        return `${ids.length} executions of ${workflowId} to finish (${statuses.size} done; not: ${notDone.join(', ')})`;
+      },
     },
   );
   return statuses;
