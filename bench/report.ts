@@ -139,6 +139,7 @@ export interface BenchReport {
     trigger_pglite?: OnboardVariant;
     hook_postgres?: OnboardVariant;
     floor_tight?: OnboardVariant;
+    floor_contract?: OnboardVariant;
     floor?: OnboardVariant;
     before?: OnboardVariant;
     before_commit?: string | null;
@@ -332,10 +333,12 @@ const ONBOARD_LABELS = {
   hook_postgres: 'Onboard (signed hook), PostgreSQL server',
   before: 'Onboard (signed hook), PGlite, an earlier build (BENCH_ONBOARD_BEFORE)',
   floor: 'Onboard, the loose raw-SDK floor (`floor`) in the Switchyard column',
+  floor_contract:
+    'Onboard, the tight floor with what our contract adds (`floor_contract`) in the Switchyard column',
 } as const;
 
 /** The variants with every row: CPU by process and thread, memory, history. */
-const ONBOARD_FULL = new Set(['hook_pglite', 'hook_encrypted', 'floor']);
+const ONBOARD_FULL = new Set(['hook_pglite', 'hook_encrypted', 'floor', 'floor_contract']);
 
 /** The process that runs the flow's code: the service's, the tight floor's, or the loose floor's worker. */
 function flowProcess(phase: OnboardPhase | undefined): string {
@@ -392,6 +395,22 @@ function onboardRows(onboard: NonNullable<BenchReport['onboard']>): ReportRow[] 
           floor?.cpu_ms_per_execution['total'],
         ),
       ];
+      // Beside the floor that carries what the contract adds, the share of the cost that is ours.
+      const ownCode = variant !== 'floor' && variant !== 'floor_contract';
+      const contract = ownCode ? onboard.floor_contract?.phases[key] : undefined;
+      if (contract && ONBOARD_FULL.has(variant))
+        metrics.push(
+          compared(
+            'CPU ms per execution, all processes (baseline: floor_contract)',
+            phase.cpu_ms_per_execution['total'],
+            contract.cpu_ms_per_execution['total'],
+          ),
+          compared(
+            'CPU ms: Temporal dev server (baseline: floor_contract)',
+            phase.cpu_ms_per_execution['dev_server'],
+            contract.cpu_ms_per_execution['dev_server'],
+          ),
+        );
       // Figures older reports lack: shown where either side has them.
       const lateFigure = (metric: string, ours: Figure, theirs: Figure) =>
         isNumber(ours) || isNumber(theirs) ? [compared(metric, ours, theirs)] : [];

@@ -16,7 +16,9 @@
  * what they cost the dev server (docs/benchmarks.md#what-our-start-options-cost-the-dev-server).
  * BENCH_FLOOR_VERSIONING=1 runs its worker under worker versioning as the service's (a deployment version
  * made current, runs PINNED), to measure what versioning costs the dev server
- * (docs/benchmarks.md#what-worker-versioning-costs-the-dev-server).
+ * (docs/benchmarks.md#what-worker-versioning-costs-the-dev-server). BENCH_FLOOR_PAYLOADS=1 makes its runs
+ * carry what ours carry: the definition's snapshot in the start input, the steps' records in the local
+ * activity's answer (docs/benchmarks.md#what-our-payloads-cost).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +38,8 @@ import { onboardFloorTight } from '../workflows/onboard-floor-tight';
 import { applyRollout } from '../../platform/temporal/worker-deployment';
 import { AdmissionGate } from './admission-gate';
 import { createTightFloorActivities } from './floor-service-activities';
+import { ONBOARD_WORKFLOW_ID, onboardDefinition } from './flow';
+import { runDefinition } from '../../core/definitions/run-definition';
 
 /** The service's path for the onboard workflow's hook (bench/onboard/flow.ts), so that the requests are the same. */
 const FLOOR_HOOK_PATH = '/v1/hooks/onboard';
@@ -58,6 +62,23 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: required('FLOOR_TEMPORAL_ADDRESS') });
   const client = new Client({ connection });
   const versioned = process.env['BENCH_FLOOR_VERSIONING'] === '1';
+  const payloads = process.env['BENCH_FLOOR_PAYLOADS'] === '1';
+  // What our run's input carries besides the trigger's input (trigger.ts): the workspace, the definition's
+  // snapshot as runs receive it (core/definitions/run-definition.ts), the trigger.
+  const run = payloads
+    ? {
+        workspaceId: 'bench',
+        workflow: {
+          id: ONBOARD_WORKFLOW_ID,
+          version: 1,
+          definition: runDefinition(
+            onboardDefinition(required('FLOOR_RECEIVER_URL').replace(/\/onboarded$/, '')),
+          ),
+        },
+        trigger: { type: 'webhook' },
+        emit_started: false,
+      }
+    : undefined;
   const worker = await Worker.create({
     connection,
     taskQueue,
@@ -67,6 +88,7 @@ async function main(): Promise<void> {
     }),
     activities: createTightFloorActivities({
       url: required('FLOOR_RECEIVER_URL'),
+      records: payloads,
       onDone: (workflowId) => gate.release(workflowId),
     }),
     maxConcurrentWorkflowTaskExecutions: WORKFLOW_TASK_SLOTS,
@@ -103,7 +125,7 @@ async function main(): Promise<void> {
       const handle = await client.workflow.start(onboardFloorTight, {
         taskQueue,
         workflowId,
-        args: [{ customer: input.customer, plan: input.plan }],
+        args: [{ customer: input.customer, plan: input.plan, ...(run && { run }) }],
         requestEagerStart: true,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         ...(startExtras && serviceStartExtras(workflowId)),

@@ -2,7 +2,8 @@
  * The onboard scenario's `floor_tight` variant: the tight floor service (floor-service.ts) in a process of
  * its own on a dev server of its own (floor-dev-server.ts), triggered with the same signed requests as the
  * service's hook, and measured as every variant is (driver.ts): both processes' CPU by thread, their
- * peak memory, and how many starts were eager.
+ * peak memory, and how many starts were eager. Its `floor_contract` variant is the same service carrying
+ * what our contract adds to every run (CONTRACT_ADDITIONS).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -45,12 +46,25 @@ async function startFloorService(env: Record<string, string>, profileDir?: strin
   }
 }
 
+/**
+ * What every run of ours carries that the tight floor's does not (floor-service.ts): our start options
+ * (search attributes, summary, memo, fairness key), worker versioning with pinned runs, and our payloads
+ * (the definition's snapshot in the input, the steps' records in the local activity's answer).
+ */
+const CONTRACT_ADDITIONS = {
+  BENCH_FLOOR_START_EXTRAS: '1',
+  BENCH_FLOOR_VERSIONING: '1',
+  BENCH_FLOOR_PAYLOADS: '1',
+};
+
 export async function benchFloorTight(
   sizes: PhaseSizes,
   cliPath: string,
   receiver: OnboardReceiver,
   profileDir?: string,
+  options: { contract?: boolean } = {},
 ): Promise<{ phases: Record<string, PhaseResult> }> {
+  const variant = options.contract ? 'floor_contract' : 'floor_tight';
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
   const devServer = await startFloorDevServer(cliPath);
   let service: FloorService | undefined;
@@ -63,6 +77,7 @@ export async function benchFloorTight(
         FLOOR_TASK_QUEUE: 'onboard-floor-tight',
         FLOOR_HOOK_SECRET: secret,
         FLOOR_RECEIVER_URL: `${receiver.url}/onboarded`,
+        ...(options.contract && CONTRACT_ADDITIONS),
       },
       profileDir,
     );
@@ -81,7 +96,7 @@ export async function benchFloorTight(
     };
     const pids = { service: service.pid, dev_server: devServer.pid };
     const client = new Client({ connection });
-    return { phases: await runPhases('floor_tight', sizes, start, receiver, pids, client) };
+    return { phases: await runPhases(variant, sizes, start, receiver, pids, client) };
   } finally {
     await pool?.close();
     await service?.stop();

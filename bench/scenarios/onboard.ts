@@ -12,6 +12,9 @@
  * - `floor_tight`: the floor the others are set beside (versus_floor): the tightest service one could
  *   hand-write on the same SDK, one process taking the same signed hook and starting every run eagerly
  *   (bench/onboard/floor-service.ts), on a dev server started the same way;
+ * - `floor_contract`: that floor carrying what our contract adds to every run (our start options, worker
+ *   versioning with pinned runs, our payloads: bench/onboard/floor-tight.ts), so that the report shows
+ *   which share of our cost the contract asks of any service (versus_contract_floor) and which is ours;
  * - `floor` (only when named): the looser floor it replaced, the same flow on the raw SDK
  *   (bench/workflows/onboard-floor.ts: the rule inline in workflow code, one activity for the POST),
  *   started with `client.workflow.start` from this process, its worker a process of its own with the
@@ -53,6 +56,7 @@ export const ONBOARD_VARIANTS = [
   'trigger_pglite',
   'hook_postgres',
   'floor_tight',
+  'floor_contract',
   'floor',
   'before',
 ] as const;
@@ -116,12 +120,13 @@ export async function benchOnboard(settings: OnboardSettings) {
     for (const variant of settings.variants) {
       progress(`onboard: ${variant}`);
       results[variant] =
-        variant === 'floor_tight'
+        variant === 'floor_tight' || variant === 'floor_contract'
           ? await benchFloorTight(
               settings,
               cliPath,
               receiver,
               settings.profileDir && path.join(settings.profileDir, variant),
+              { contract: variant === 'floor_contract' },
             )
           : variant === 'floor'
             ? await benchFloor(settings, cliPath, receiver)
@@ -135,6 +140,7 @@ export async function benchOnboard(settings: OnboardSettings) {
     ...(settings.beforeRoot ? { before_commit: await commitOf(settings.beforeRoot) } : {}),
     ...results,
     versus_floor: versusFloor(results),
+    versus_contract_floor: results.floor_contract ? versusFloor(results, 'floor_contract') : null,
     tracing_cost: tracingCost(results),
     encryption_cost: encryptionCost(results),
   };
@@ -182,11 +188,13 @@ function encryptionCost(results: Partial<Record<Variant, VariantResult>>) {
 }
 
 /**
- * Each other variant's executions/s and CPU per execution beside the floor's, per concurrency: the tight
- * floor's when it ran, else the loose one's (`against` says which).
+ * Each other variant's executions/s and CPU per execution beside a floor's, per concurrency: the tight
+ * floor's when it ran, else the loose one's, unless named (`against` says which).
  */
-function versusFloor(results: Partial<Record<Variant, VariantResult>>) {
-  const against = results.floor_tight ? 'floor_tight' : 'floor';
+function versusFloor(
+  results: Partial<Record<Variant, VariantResult>>,
+  against: Variant = results.floor_tight ? 'floor_tight' : 'floor',
+) {
   const floor = results[against]?.phases;
   if (!floor) return null;
   const out: Record<
@@ -244,7 +252,7 @@ async function startTraceSink(): Promise<{ url: string; spans: () => number; sto
 }
 
 async function benchService(
-  variant: Exclude<Variant, 'floor' | 'floor_tight'>,
+  variant: Exclude<Variant, 'floor' | 'floor_tight' | 'floor_contract'>,
   settings: OnboardSettings,
   cliPath: string,
   receiver: OnboardReceiver,

@@ -13,6 +13,8 @@ export const ONBOARD_FLOOR_TIGHT_WORKFLOW_TYPE = 'onboardFloorTight';
 export interface OnboardFloorTightInput {
   customer: string;
   plan: string;
+  /** With BENCH_FLOOR_PAYLOADS: what our run's input carries besides (its definition's snapshot); unread. */
+  run?: unknown;
 }
 
 const { notify_onboarded } = proxyLocalActivities<TightFloorActivities>({
@@ -22,5 +24,8 @@ const { notify_onboarded } = proxyLocalActivities<TightFloorActivities>({
 
 export async function onboardFloorTight(input: OnboardFloorTightInput): Promise<number> {
   const tier = input.plan === 'enterprise' ? 'gold' : 'standard';
-  return notify_onboarded({ name: input.customer, tier });
+  // The plain floor returns the activity's promise itself: no further promise in workflow code.
+  if (input.run === undefined) return notify_onboarded({ name: input.customer, tier }) as Promise<number>;
+  const answer = await notify_onboarded({ name: input.customer, tier });
+  return typeof answer === 'number' ? answer : answer.status;
 }

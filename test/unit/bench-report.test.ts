@@ -155,6 +155,41 @@ function parallelFixture(): NonNullable<BenchReport['parallel-5']> {
 }
 
 /** The rows of the results table from the scenario whose name starts with `name` to the next scenario. */
+/** One onboard phase of a report: `cpu` ms per run, `devServer` of them the dev server's, `main` the main thread's. */
+function onboardPhase(
+  flowProcess: 'service' | 'worker',
+  cpu: number,
+  main: number,
+  eager?: number,
+  devServer = 6,
+) {
+  return {
+    concurrency: 10,
+    executions: 300,
+    errors: 0,
+    ...(eager === undefined ? {} : { eager_starts: eager }),
+    executions_per_sec: 100 / cpu,
+    accept_ms: latency(cpu * 5, cpu * 10),
+    trigger_to_receiver_ms: latency(cpu * 10, cpu * 20),
+    cpu_ms_per_execution: { [flowProcess]: cpu - devServer, dev_server: devServer, total: cpu },
+    cpu_ms_per_execution_by_thread: {
+      [flowProcess]: { main: main, node: cpu - devServer - main },
+      dev_server: { main: 0, temporal: devServer },
+    },
+    peak_rss_mb: { [flowProcess]: 300, dev_server: 200 },
+    history: {
+      runs: 300,
+      completed: 300,
+      events_per_run: 6,
+      bytes_per_run: 1000,
+      workflow_tasks_per_run: 1,
+      workflow_task_timeouts: 0,
+    },
+    receiver_missing: 0,
+    receiver_duplicates: 0,
+  };
+}
+
 function scenarioRows(report: BenchReport, name: string): string[][] {
   const rows = tableRows(renderReportBody(report), 'Scenario');
   const first = rows.findIndex((row) => row[0]!.startsWith(name));
@@ -366,36 +401,11 @@ describe('benchmark report (bench/report.ts)', () => {
   });
 
   it('sets onboard variants beside the tight floor, the loose floor among them, split by process and thread', () => {
-    const phase = (flowProcess: 'service' | 'worker', cpu: number, main: number, eager?: number) => ({
-      concurrency: 10,
-      executions: 300,
-      errors: 0,
-      ...(eager === undefined ? {} : { eager_starts: eager }),
-      executions_per_sec: 100 / cpu,
-      accept_ms: latency(cpu * 5, cpu * 10),
-      trigger_to_receiver_ms: latency(cpu * 10, cpu * 20),
-      cpu_ms_per_execution: { [flowProcess]: cpu - 6, dev_server: 6, total: cpu },
-      cpu_ms_per_execution_by_thread: {
-        [flowProcess]: { main: main, node: cpu - 6 - main },
-        dev_server: { main: 0, temporal: 6 },
-      },
-      peak_rss_mb: { [flowProcess]: 300, dev_server: 200 },
-      history: {
-        runs: 300,
-        completed: 300,
-        events_per_run: 6,
-        bytes_per_run: 1000,
-        workflow_tasks_per_run: 1,
-        workflow_task_timeouts: 0,
-      },
-      receiver_missing: 0,
-      receiver_duplicates: 0,
-    });
     const report: BenchReport = {
       onboard: {
-        hook_pglite: { phases: { c10: phase('service', 15, 5) } },
-        floor_tight: { phases: { c10: phase('service', 12, 2, 300) } },
-        floor: { phases: { c10: phase('worker', 18, 4) } },
+        hook_pglite: { phases: { c10: onboardPhase('service', 15, 5) } },
+        floor_tight: { phases: { c10: onboardPhase('service', 12, 2, 300) } },
+        floor: { phases: { c10: onboardPhase('worker', 18, 4) } },
       },
     };
     const ours = scenarioRows(report, 'Onboard (signed hook → rules → HTTP), PGlite');
@@ -425,6 +435,32 @@ describe('benchmark report (bench/report.ts)', () => {
       '2.00×',
     ]);
     expect(renderReportBody(report)).not.to.include('floor_tight');
+  });
+
+  it('sets our variants beside the floor that carries what the contract adds, and that floor beside the tight one', () => {
+    const report: BenchReport = {
+      onboard: {
+        hook_pglite: { phases: { c10: onboardPhase('service', 16, 3, 300, 8) } },
+        floor_tight: { phases: { c10: onboardPhase('service', 10, 1, 300, 5) } },
+        floor_contract: { phases: { c10: onboardPhase('service', 12.8, 1.5, 300, 7.2) } },
+      },
+    };
+    const ours = scenarioRows(report, 'Onboard (signed hook → rules → HTTP), PGlite').map((row) =>
+      row.slice(1, 5),
+    );
+    expect(ours).to.deep.include.members([
+      ['CPU ms per execution, all processes', '16.0', '10.0', '1.60×'],
+      ['CPU ms per execution, all processes (baseline: floor_contract)', '16.0', '12.8', '1.25×'],
+      ['CPU ms: Temporal dev server (baseline: floor_contract)', '8.00', '7.20', '1.11×'],
+    ]);
+    const contract = scenarioRows(report, 'Onboard, the tight floor with what our contract adds').map((row) =>
+      row.slice(1, 5),
+    );
+    expect(contract).to.deep.include.members([
+      ['CPU ms per execution, all processes', '12.8', '10.0', '1.28×'],
+      ['CPU ms: Temporal dev server', '7.20', '5.00', '1.44×'],
+    ]);
+    expect(contract.map((row) => row[0]).join('\n')).not.to.include('baseline: floor_contract');
   });
 
   it('shows what workflow code costs per replay of each history, with no baseline', () => {
